@@ -1,0 +1,49 @@
+package org.mbcache;
+
+/**
+ * One cached (key, value) pair, handed to a caller with a reference taken for it.
+ *
+ * <p>Every entry returned by {@link DedupCache#findFirst}, {@link DedupCache#findNext},
+ * {@link DedupCache#get} or {@link DedupCache#deleteOrGet} carries one reference that the caller
+ * owns and must give back exactly once, with {@link DedupCache#release} or {@link #close()} (or by
+ * passing it to {@link DedupCache#findNext}). While any caller holds a reference, the cache never
+ * removes the entry: neither reclaim nor {@code deleteOrGet} takes an entry somebody uses.
+ *
+ * <pre>{@code
+ * try (CacheEntry e = cache.get(hash, block)) {   // e may be null: try-with-resources skips it
+ *     if (e != null) { ... }
+ * }
+ * }</pre>
+ */
+public interface CacheEntry extends AutoCloseable {
+
+    /** The 32-bit key (a hash of the content). Immutable. */
+    int key();
+
+    /** The 64-bit value (the block or object id). Immutable. */
+    long value();
+
+    /**
+     * Whether {@link DedupCache#findFirst}/{@link DedupCache#findNext} may hand this entry out (ext4's
+     * {@code MBE_REUSABLE_B}). A plain read of a flag that other threads may change at any time.
+     */
+    boolean reusable();
+
+    /**
+     * Sets or clears the reusable flag. The update is atomic with the entry's other flag and its
+     * reference count, so a concurrent {@link DedupCache#touch} is never lost (kernel fix
+     * a44e84a9b776). The caller should hold a reference to the entry.
+     *
+     * @throws IllegalStateException if the entry's cache has been closed
+     */
+    void setReusable(boolean reusable);
+
+    /**
+     * Releases the caller's reference to its cache: the same as {@code cache.release(this)}.
+     *
+     * @throws IllegalStateException if the entry is released more often than it was handed out,
+     *     or its cache has been closed
+     */
+    @Override
+    void close();
+}

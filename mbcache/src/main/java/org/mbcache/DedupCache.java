@@ -1,0 +1,164 @@
+package org.mbcache;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A concurrent deduplication cache: the contract of Linux's {@code fs/mbcache.c}, which ext2/ext4 use
+ * to find an existing extended-attribute block with the same content before writing a new one.
+ *
+ * <p><b>Data.</b> An entry is a pair {@code (key, value)}: the key is a 32-bit hash of some content,
+ * the value a 64-bit id of the thing that holds it (a block number). Keys repeat (hash collisions);
+ * pairs do not. Each entry has a {@linkplain CacheEntry#reusable() reusable} flag (only reusable
+ * entries are offered by {@link #findFirst}/{@link #findNext}) and a referenced flag (set by
+ * {@link #touch}, it buys the entry a second chance in reclaim).
+ *
+ * <p><b>References.</b> The cache holds one reference to every entry it contains; each entry handed
+ * to a caller carries one more, which the caller gives back with {@link #release} (or
+ * {@link CacheEntry#close()}). Only reclaim (when only the cache holds the entry) and
+ * {@link #deleteOrGet} (when only the cache and that caller hold it) remove an entry, so an entry
+ * somebody holds is never removed. That is the guarantee ext4's journal depends on.
+ *
+ * <p><b>Misuse</b> gets an exception, never corruption: {@code null} arguments are a
+ * {@link NullPointerException} naming the argument, an entry of another cache an
+ * {@link IllegalArgumentException}, releasing an entry more often than it was handed out an
+ * {@link IllegalStateException} (the cache's own reference survives), and any call after
+ * {@link #close()} an {@link IllegalStateException}.
+ *
+ * <p>Implementations: {@link MbCache} (the kernel port) and
+ * {@link org.mbcache.caffeine.CaffeineDedupCache}. All methods are safe to call from any thread.
+ */
+public interface DedupCache extends AutoCloseable {
+
+    /**
+     * Inserts the pair unless it is already cached or being created by another thread right now
+     * (kernel {@code mb_cache_entry_create}). May first run or schedule a reclaim pass when the cache
+     * is large. The new entry is not handed to the caller: no reference needs releasing.
+     *
+     * @param key the content hash
+     * @param value the id of the thing holding the content
+     * @param reusable whether {@link #findFirst}/{@link #findNext} may offer the entry
+     * @return {@code true} if this call inserted the pair; {@code false} if it was a duplicate
+     *     (kernel {@code -EBUSY})
+     * @throws IllegalStateException if the cache is closed
+     */
+    boolean create(int key, long value, boolean reusable);
+
+    /**
+     * The newest reusable live entry with this key, referenced for the caller (kernel
+     * {@code mb_cache_entry_find_first}).
+     *
+     * @return the entry, or {@code null} if there is none
+     * @throws IllegalStateException if the cache is closed
+     */
+    CacheEntry findFirst(int key);
+
+    /**
+     * The next reusable live entry with {@code entry}'s key, older than {@code entry} in the chain, or
+     * from the chain head if {@code entry} was removed meanwhile (kernel {@code mb_cache_entry_find_next}).
+     * Releases the caller's reference to {@code entry} in all cases.
+     *
+     * @return the next entry, referenced for the caller, or {@code null} at the end of the chain
+     * @throws NullPointerException if {@code entry} is null
+     * @throws IllegalArgumentException if {@code entry} belongs to another cache
+     * @throws IllegalStateException if the caller holds no reference to {@code entry}, or the cache is closed
+     */
+    CacheEntry findNext(CacheEntry entry);
+
+    /**
+     * The entry with exactly this pair, reusable or not, referenced for the caller (kernel
+     * {@code mb_cache_entry_get}).
+     *
+     * @return the entry, or {@code null} if the pair is not cached
+     * @throws IllegalStateException if the cache is closed
+     */
+    CacheEntry get(int key, long value);
+
+    /**
+     * Removes the pair if nobody but the cache holds it, else hands it to the caller (kernel
+     * {@code mb_cache_entry_delete_or_get}). A returned entry means somebody is using the pair right
+     * now; ext4 then calls {@link #waitUnused}, releases, and tries again.
+     *
+     * @return {@code null} if the pair was removed or was not cached; otherwise the entry, referenced
+     *     for the caller
+     * @throws IllegalStateException if the cache is closed
+     */
+    CacheEntry deleteOrGet(int key, long value);
+
+    /**
+     * Blocks until only the cache and the caller hold {@code entry} (kernel
+     * {@code mb_cache_entry_wait_unused}). Every release that brings the count down to that wakes the
+     * waiters; no wake-up is lost. The caller must hold a reference to {@code entry}.
+     *
+     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws NullPointerException if {@code entry} is null
+     * @throws IllegalArgumentException if {@code entry} belongs to another cache
+     * @throws IllegalStateException if the cache is closed (also when it is closed during the wait)
+     */
+    void waitUnused(CacheEntry entry) throws InterruptedException;
+
+    /**
+     * Like {@link #waitUnused(CacheEntry)}, giving up after {@code timeout}.
+     *
+     * @return {@code true} if only the cache and the caller hold {@code entry}; {@code false} if the
+     *     time ran out first
+     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws NullPointerException if {@code entry} or {@code unit} is null
+     * @throws IllegalArgumentException if {@code entry} belongs to another cache
+     * @throws IllegalStateException if the cache is closed (also when it is closed during the wait)
+     */
+    boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Marks {@code entry} as recently used, so that the next reclaim pass gives it a second chance
+     * (kernel {@code mb_cache_entry_touch}). Never loses a concurrent {@link CacheEntry#setReusable}.
+     *
+     * @throws NullPointerException if {@code entry} is null
+     * @throws IllegalArgumentException if {@code entry} belongs to another cache
+     * @throws IllegalStateException if the cache is closed
+     */
+    void touch(CacheEntry entry);
+
+    /**
+     * Gives back the caller's reference to {@code entry} (kernel {@code mb_cache_entry_put}).
+     *
+     * @throws NullPointerException if {@code entry} is null
+     * @throws IllegalArgumentException if {@code entry} belongs to another cache
+     * @throws IllegalStateException if {@code entry} is released more often than it was handed out
+     *     (the cache's own reference survives), or the cache is closed
+     */
+    void release(CacheEntry entry);
+
+    /**
+     * The number of entries in the cache (the shrinker's {@code count_objects}).
+     *
+     * @throws IllegalStateException if the cache is closed
+     */
+    long size();
+
+    /**
+     * Runs one reclaim pass over up to {@code nrToScan} entries (the shrinker's {@code scan_objects}):
+     * unused entries are freed oldest first, referenced or held ones get a second chance. Returns
+     * early once nothing more can be freed, so {@code shrink(Long.MAX_VALUE)} terminates.
+     *
+     * @return the number of entries freed
+     * @throws IllegalArgumentException if {@code nrToScan} is negative
+     * @throws IllegalStateException if the cache is closed
+     */
+    long shrink(long nrToScan);
+
+    /**
+     * A snapshot of the cache's counters.
+     *
+     * @throws IllegalStateException if the cache is closed
+     */
+    CacheStats stats();
+
+    /**
+     * Stops background reclaim and drops every entry (kernel {@code mb_cache_destroy}). Threads blocked
+     * in {@link #waitUnused} wake with an {@link IllegalStateException}. Idempotent: closing again does
+     * nothing; any other later call, on the cache or on one of its entries, is an
+     * {@link IllegalStateException}.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,6 @@
+package org.mbcache.caffeine;
+
+/** Placeholder: the Caffeine backend is being written. */
+public final class CaffeineDedupCache {
+    private CaffeineDedupCache() {}
+}

@@ -1,0 +1,5 @@
+/**
+ * Helpers shared by the backends of the {@code org.mbcache} module (argument checks, waiting).
+ * Not exported: not part of the API.
+ */
+package org.mbcache.internal;
