@@ -1,0 +1,90 @@
+package org.mbcache.bench;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+import org.mbcache.CreateStrategy;
+import org.mbcache.DedupCache;
+import org.mbcache.MbCache;
+import org.mbcache.caffeine.CaffeineDedupCache;
+
+/**
+ * The one backend factory every benchmark uses. Backend names are the values of the JMH
+ * {@code @Param("backend")} field and the row labels of the results table.
+ */
+public final class Backends {
+    /** The kernel port with the 2019 in-progress request list (the default strategy). */
+    public static final String MBCACHE = "mbcache";
+    /** The kernel port allocating before the duplicate check, as mainline Linux does. */
+    public static final String MBCACHE_ALLOCFIRST = "mbcache-allocfirst";
+    /** {@code CaffeineDedupCache}: the same DedupCache contract on top of Caffeine. */
+    public static final String CAFFEINE = "caffeine";
+    /** A plain Caffeine {@code Cache<Long, Long>} doing the nearest single-key operation: the floor. */
+    public static final String CAFFEINE_RAW = "caffeine-raw";
+    /** xattr-bench only: no cache at all, every set writes a new block. */
+    public static final String NONE = "none";
+
+    /** The backends that implement {@link DedupCache}. */
+    public static final List<String> DEDUP = List.of(MBCACHE, MBCACHE_ALLOCFIRST, CAFFEINE);
+
+    /** The kernel's design load: 2^12 buckets, 16 entries per bucket, 65,536 entries. */
+    public static final int BUCKET_BITS = 12;
+    public static final int MAX_ENTRIES = 1 << 16;
+
+    private Backends() {}
+
+    /**
+     * The executor every backend gets for background work (mbcache's reclaim pass, Caffeine's
+     * maintenance): Caffeine's own default, so that both run their background work alike.
+     */
+    public static Executor executor() {
+        return ForkJoinPool.commonPool();
+    }
+
+    public static boolean isRaw(String backend) {
+        return CAFFEINE_RAW.equals(backend);
+    }
+
+    /** A DedupCache backend at the design load's geometry. */
+    public static DedupCache dedup(String backend) {
+        return dedup(backend, BUCKET_BITS, MAX_ENTRIES, executor());
+    }
+
+    /** A DedupCache backend; {@code bucketBits} matters to the mbcache backends only. */
+    public static DedupCache dedup(String backend, int bucketBits, long maxEntries, Executor executor) {
+        switch (backend) {
+            case MBCACHE:
+                return mbcache(CreateStrategy.REQUEST_LIST, bucketBits, maxEntries, executor);
+            case MBCACHE_ALLOCFIRST:
+                return mbcache(CreateStrategy.ALLOCATE_FIRST, bucketBits, maxEntries, executor);
+            case CAFFEINE:
+                return CaffeineDedupCache.builder().maxEntries(maxEntries).executor(executor).build();
+            case CAFFEINE_RAW:
+                throw new IllegalArgumentException(
+                        "caffeine-raw is not a DedupCache; use Backends.raw(..) (benchmark has no raw variant)");
+            default:
+                throw new IllegalArgumentException("unknown backend: " + backend
+                        + " (expected one of mbcache, mbcache-allocfirst, caffeine, caffeine-raw)");
+        }
+    }
+
+    private static DedupCache mbcache(CreateStrategy strategy, int bucketBits, long maxEntries, Executor executor) {
+        return MbCache.builder()
+                .bucketBits(bucketBits)
+                .maxEntries(maxEntries)
+                .executor(executor)
+                .createStrategy(strategy)
+                .build();
+    }
+
+    /** The caffeine-raw floor: a plain bounded Caffeine cache keyed by the pair id. */
+    public static Cache<Long, Long> raw(long maxEntries, Executor executor) {
+        return Caffeine.newBuilder().maximumSize(maxEntries).executor(executor).build();
+    }
+
+    public static Cache<Long, Long> raw() {
+        return raw(MAX_ENTRIES, executor());
+    }
+}

@@ -1,0 +1,134 @@
+package org.mbcache.bench;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * {@code java -jar mbcache-bench.jar [command]}:
+ * <ul>
+ *   <li>no argument: the quick comparison ({@link QuickRun}), results in {@code mbcache-bench/results/};</li>
+ *   <li>{@code jmh ARGS...}: JMH itself with ARGS (the full suite: {@code jmh}; {@code jmh -l};
+ *       {@code jmh Micro.findFirstHit -f 3 -t 2}); adds {@code -prof gc} and a JSON result file
+ *       unless ARGS choose their own, then prints the table;</li>
+ *   <li>{@code table FILE.json...}: the table, targets and chart from JMH JSON files;</li>
+ *   <li>{@code memory [BACKEND...]}: retained memory per entry (with JOL: slow);</li>
+ *   <li>{@code xattr BACKEND [warmMs measureMs]}: xattr-bench for one backend, in this JVM.</li>
+ * </ul>
+ */
+public final class BenchMain {
+    private BenchMain() {}
+
+    static Path resultsDir() {
+        return Path.of(System.getProperty("mbcache.results", "mbcache-bench/results"));
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 0) {
+            System.exit(QuickRun.run(resultsDir(), System.out));
+        }
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        switch (args[0]) {
+            case "jmh":
+                jmh(rest);
+                break;
+            case "table":
+                table(rest);
+                break;
+            case "memory":
+                for (String b : rest.length == 0 ? QuickRun.MEMORY_BACKENDS : List.of(rest)) {
+                    System.out.println(RetainedMemory.measure(b, true).line());
+                }
+                break;
+            case "xattr":
+                XattrBench.main(rest);
+                break;
+            case "-h":
+            case "--help":
+            case "help":
+                usage();
+                break;
+            default:
+                System.err.println("unknown command: " + args[0]);
+                usage();
+                System.exit(2);
+        }
+    }
+
+    static void usage() {
+        System.out.println(String.join("\n",
+                "usage: java -jar mbcache-bench.jar               quick comparison (~5 min), results in mbcache-bench/results/",
+                "       java -jar mbcache-bench.jar jmh [JMH args]  JMH itself: the full suite, or e.g. -l, 'Micro.findFirstHit -f 3 -t 2'",
+                "       java -jar mbcache-bench.jar table FILE.json...  table + targets + chart from JMH JSON",
+                "       java -jar mbcache-bench.jar memory [BACKEND...]  retained bytes per entry (JOL + heap delta)",
+                "       java -jar mbcache-bench.jar xattr BACKEND [warmMs measureMs]"));
+    }
+
+    private static final Set<String> INFO = Set.of("-l", "-lp", "-lprof", "-lrf", "-h", "--help", "-help");
+
+    static void jmh(String[] args) throws Exception {
+        List<String> a = new ArrayList<>(Arrays.asList(args));
+        Path json = null;
+        if (a.stream().noneMatch(INFO::contains)) {
+            if (!hasProfiler(a, "gc")) {
+                a.add("-prof");
+                a.add("gc");
+            }
+            if (Tsc.perfCountersWork() && !hasProfiler(a, "perfnorm")) {
+                a.add("-prof");
+                a.add("perfnorm");
+            }
+            if (!a.contains("-rf") && !a.contains("-rff")) {
+                Files.createDirectories(resultsDir());
+                json = resultsDir().resolve("jmh-full.json");
+                a.add("-rf");
+                a.add("json");
+                a.add("-rff");
+                a.add(json.toString());
+            }
+            System.out.println("# jmh " + String.join(" ", a));
+        }
+        org.openjdk.jmh.Main.main(a.toArray(new String[0]));
+        if (json != null && Files.exists(json)) {
+            table(new String[] {json.toString()});
+        }
+    }
+
+    static boolean hasProfiler(List<String> a, String name) {
+        for (int i = 0; i + 1 < a.size(); i++) {
+            if (a.get(i).equals("-prof") && a.get(i + 1).startsWith(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static void table(String[] files) throws Exception {
+        if (files.length == 0) {
+            System.err.println("table: give one or more JMH JSON files");
+            System.exit(2);
+        }
+        List<JmhResults.Row> rows = new ArrayList<>();
+        int forks = Integer.MAX_VALUE;
+        for (String f : files) {
+            for (JmhResults.Row r : JmhResults.read(Path.of(f))) {
+                rows.add(r);
+                forks = Math.min(forks, r.forks());
+            }
+        }
+        Tsc tsc = Tsc.detect();
+        String note = "from " + String.join(", ", files) + "; " + (forks == Integer.MAX_VALUE ? "?" : forks)
+                + " fork(s) per result" + (forks < 3 ? " — for publication use at least -f 3" : "");
+        String report = Report.markdown(note, rows, tsc, List.of(), List.of());
+        Files.createDirectories(resultsDir());
+        Files.writeString(resultsDir().resolve("results-table.md"), report, StandardCharsets.UTF_8);
+        Files.writeString(resultsDir().resolve("ratios-table.svg"),
+                RatioChart.svg(new ResultTable(rows), "mbcache-bench: speed-up over caffeine"), StandardCharsets.UTF_8);
+        System.out.println(report);
+        System.out.println("Wrote " + resultsDir().resolve("results-table.md") + ", " + resultsDir().resolve("ratios-table.svg"));
+    }
+}

@@ -1,0 +1,257 @@
+package org.mbcache.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * The main job: a curated quick comparison (all backends, the main operations, 1 and 2 threads,
+ * the seed experiment, retained memory, xattr-bench) that fits in about 5 minutes on 2 cores.
+ */
+final class QuickRun {
+    static final int FORKS = 1;
+    static final int WARMUP_ITERATIONS = 2;
+    static final int WARMUP_MS = 300;
+    static final int MEASURE_ITERATIONS = 3;
+    static final int MEASURE_MS = 400;
+    /** Measured here: fork start, 1 GiB pre-touch, setup and teardown per JMH run. */
+    static final double FORK_OVERHEAD_S = 2.0;
+    static final String[] FORK_JVM = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"};
+    static final int XATTR_WARM_MS = 250;
+    static final int XATTR_MEASURE_MS = 500;
+
+    static final String[] ALL = {Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE, Backends.CAFFEINE_RAW};
+    static final String[] DEDUP = {Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE};
+    static final List<String> MEMORY_BACKENDS = List.of(ALL);
+
+    /** One JMH invocation: a regex, explicit params (so the run count is known), a thread count. */
+    record Step(String regex, Map<String, String[]> params, int threads) {
+        int runs() {
+            int n = 1;
+            for (String[] v : params.values()) {
+                n *= v.length;
+            }
+            return n;
+        }
+    }
+
+    static List<Step> steps() {
+        List<Step> steps = new ArrayList<>();
+        String core = "org\\.mbcache\\.bench\\.Micro\\.(createNew|createDuplicate|findFirstHit|findFirstMiss|getRelease|churn)$";
+        for (int t : new int[] {1, 2}) {
+            steps.add(new Step(core, params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), t));
+            steps.add(new Step("org\\.mbcache\\.bench\\.Micro\\.findCompareTouch$",
+                    params("backend", DEDUP, "keys", new String[] {"uniform"}), t));
+        }
+        steps.add(new Step("org\\.mbcache\\.bench\\.Mixed\\.mixed$",
+                params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), 2));
+        steps.add(new Step("org\\.mbcache\\.bench\\.SeedCreate\\.create$",
+                params("backend", new String[] {Backends.MBCACHE_ALLOCFIRST, Backends.MBCACHE}, "dupPercent", new String[] {"90"}), 1));
+        return steps;
+    }
+
+    /** JMH runs per step: the 6 core benchmarks count 6 times their params. */
+    static int runsOf(Step s) {
+        int benchmarks = s.regex().contains("createNew|") ? 6 : 1;
+        return benchmarks * s.runs();
+    }
+
+    private static Map<String, String[]> params(Object... kv) {
+        Map<String, String[]> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], (String[]) kv[i + 1]);
+        }
+        return m;
+    }
+
+    static double secondsPerRun() {
+        return FORK_OVERHEAD_S + FORKS * (WARMUP_ITERATIONS * WARMUP_MS + MEASURE_ITERATIONS * MEASURE_MS) / 1000.0;
+    }
+
+    static String runNote() {
+        return String.format(Locale.ROOT, "quick run: %d fork, %d x %d ms warm-up + %d x %d ms measurement per benchmark, "
+                        + "forks %s, -prof gc — for publication use `jmh` with -f 3 (the default of every benchmark class)",
+                FORKS, WARMUP_ITERATIONS, WARMUP_MS, MEASURE_ITERATIONS, MEASURE_MS, String.join(" ", FORK_JVM));
+    }
+
+    static int run(Path dir, PrintStream out) throws IOException, InterruptedException {
+        long start = System.nanoTime();
+        Files.createDirectories(dir);
+        Tsc tsc = Tsc.detect();
+        boolean perf = Tsc.perfCountersWork();
+        List<Step> steps = steps();
+        int jmhRuns = steps.stream().mapToInt(QuickRun::runsOf).sum();
+        double jmhSeconds = jmhRuns * secondsPerRun();
+        double memSeconds = MEMORY_BACKENDS.size() * 5.0;
+        double xattrSeconds = XattrBench.BACKENDS.size()
+                * (2.0 + (4 + XattrBench.THREADS.length * XattrBench.VALUES.length) * (XATTR_WARM_MS + XATTR_MEASURE_MS) / 1000.0);
+
+        out.println("mbcache-bench quick comparison");
+        out.println("Machine: " + Report.machine());
+        out.println(tsc.label());
+        out.println("Hardware counters: " + (perf ? "perf works, adding -prof perfnorm" : "not available (perf stat -e instructions: not supported), so no perfnorm"));
+        out.println(runNote());
+        out.println();
+        out.println("Plan:");
+        for (Step s : steps) {
+            out.printf(Locale.ROOT, "  %3d runs  t=%d  %s  %s%n", runsOf(s), s.threads(),
+                    s.regex().replace("org\\.mbcache\\.bench\\.", "").replace("\\.", "."), describe(s.params()));
+        }
+        out.printf(Locale.ROOT, "  JMH: %d runs x ~%.1f s (fork start + pre-touch ~%.0f s, %d x %d + %d x %d ms) = ~%.0f s%n",
+                jmhRuns, secondsPerRun(), FORK_OVERHEAD_S, WARMUP_ITERATIONS, WARMUP_MS, MEASURE_ITERATIONS, MEASURE_MS, jmhSeconds);
+        out.printf(Locale.ROOT, "  retained memory: %d backends x 1,000,000 entries, one JVM each = ~%.0f s%n",
+                MEMORY_BACKENDS.size(), memSeconds);
+        out.printf(Locale.ROOT, "  xattr-bench: %d backends x T=1,2,4 x V=10,1000, one JVM per backend = ~%.0f s%n",
+                XattrBench.BACKENDS.size(), xattrSeconds);
+        out.printf(Locale.ROOT, "  total: ~%.0f s (budget 300 s)%n%n", jmhSeconds + memSeconds + xattrSeconds);
+
+        ProgressFormat progress = new ProgressFormat(out, tsc, jmhRuns, start);
+        List<Path> jsons = new ArrayList<>();
+        int i = 0;
+        for (Step s : steps) {
+            Path json = dir.resolve("jmh-step" + (i++) + ".json");
+            Files.deleteIfExists(json);
+            ChainedOptionsBuilder o = new OptionsBuilder()
+                    .include(s.regex())
+                    .threads(s.threads())
+                    .forks(FORKS)
+                    .warmupIterations(WARMUP_ITERATIONS)
+                    .warmupTime(TimeValue.milliseconds(WARMUP_MS))
+                    .measurementIterations(MEASURE_ITERATIONS)
+                    .measurementTime(TimeValue.milliseconds(MEASURE_MS))
+                    .jvmArgsAppend(FORK_JVM)
+                    .addProfiler(GCProfiler.class)
+                    .shouldFailOnError(false)
+                    .timeout(TimeValue.seconds(30))
+                    .resultFormat(ResultFormatType.JSON)
+                    .result(json.toString());
+            if (perf) {
+                o.addProfiler("perfnorm");
+            }
+            s.params().forEach(o::param);
+            try {
+                new Runner(o.build(), progress).run();
+            } catch (RunnerException e) {
+                out.println("  step failed: " + e.getMessage());
+            }
+            if (Files.exists(json)) {
+                jsons.add(json);
+            }
+        }
+        Path merged = dir.resolve("jmh.json");
+        Files.writeString(merged, mergeJson(jsons), StandardCharsets.UTF_8);
+        for (Path p : jsons) {
+            Files.deleteIfExists(p);
+        }
+
+        out.printf(Locale.ROOT, "%n[%4.0fs] retained memory (1,000,000 entries per backend)%n", (System.nanoTime() - start) / 1e9);
+        List<RetainedMemory.Result> memory = new ArrayList<>();
+        for (String b : MEMORY_BACKENDS) {
+            childJvm(RetainedMemory.class, List.of(b, "nojol"), line -> {
+                if (line.startsWith("MEMORY ")) {
+                    RetainedMemory.Result r = RetainedMemory.Result.parse(line);
+                    memory.add(r);
+                    out.printf(Locale.ROOT, "  %-20s %.1f B/entry%n", b, r.heapBytesPerEntry());
+                }
+            }, out);
+        }
+
+        out.printf(Locale.ROOT, "%n[%4.0fs] xattr-bench%n", (System.nanoTime() - start) / 1e9);
+        List<XattrBench.Result> xattr = new ArrayList<>();
+        for (String b : XattrBench.BACKENDS) {
+            childJvm(XattrBench.class, List.of(b, String.valueOf(XATTR_WARM_MS), String.valueOf(XATTR_MEASURE_MS)), line -> {
+                if (line.startsWith("XATTR ")) {
+                    XattrBench.Result r = XattrBench.Result.parse(line);
+                    xattr.add(r);
+                    out.printf(Locale.ROOT, "  %-20s T=%d V=%-4d %10.0f ops/s %5d blocks %s%n", b, r.threads(), r.values(),
+                            r.opsPerSec(), r.blocksStored(), r.check());
+                }
+            }, out);
+        }
+
+        String report = Report.markdown(runNote(), JmhResults.read(merged), tsc, memory, xattr);
+        double wall = (System.nanoTime() - start) / 1e9;
+        report += String.format(Locale.ROOT, "%nWall time of this run: %.0f s.%n", wall);
+        Files.writeString(dir.resolve("results.md"), report, StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve("ratios.svg"),
+                RatioChart.svg(new ResultTable(JmhResults.read(merged)), "mbcache-bench: speed-up over caffeine (quick run)"),
+                StandardCharsets.UTF_8);
+        out.println();
+        out.println(report);
+        out.println("Wrote " + merged + ", " + dir.resolve("results.md") + ", " + dir.resolve("ratios.svg"));
+        return 0;
+    }
+
+    static String describe(Map<String, String[]> params) {
+        StringBuilder b = new StringBuilder();
+        params.forEach((k, v) -> b.append(k).append('=').append(String.join(",", v)).append(' '));
+        return b.toString().trim();
+    }
+
+    /** Concatenates JMH JSON arrays. */
+    static String mergeJson(List<Path> files) throws IOException {
+        StringBuilder b = new StringBuilder("[");
+        for (Path p : files) {
+            String s = Files.readString(p).trim();
+            if (s.length() < 2) {
+                continue;
+            }
+            String inner = s.substring(1, s.length() - 1).trim();
+            if (inner.isEmpty()) {
+                continue;
+            }
+            if (b.length() > 1) {
+                b.append(",\n");
+            }
+            b.append(inner);
+        }
+        return b.append("]\n").toString();
+    }
+
+    /** Runs {@code main} of a class in a fresh JVM like JMH's forks; hands each stdout line to {@code lines}. */
+    static void childJvm(Class<?> main, List<String> args, Consumer<String> lines, PrintStream out)
+            throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(List.of(FORK_JVM));
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(main.getName());
+        cmd.addAll(args);
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                if (line.startsWith("MEMORY ") || line.startsWith("XATTR ")) {
+                    lines.accept(line);
+                } else if (!line.isBlank()) {
+                    out.println("  | " + line);
+                }
+            }
+        }
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            out.println("  | " + main.getSimpleName() + " " + args + ": timed out");
+        } else if (p.exitValue() != 0) {
+            out.println("  | " + main.getSimpleName() + " " + args + ": exit status " + p.exitValue());
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package org.mbcache.bench;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.mbcache.bench.JmhResults.Row;
+
+/**
+ * The results as a markdown table. Rows with the same benchmark, threads and non-backend params
+ * form a row group; each row's speed-up is the {@code caffeine} row's ns/op in its group divided
+ * by its own (above 1: faster than caffeine).
+ */
+public final class ResultTable {
+    public static final List<String> BACKEND_ORDER = List.of(
+            Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE, Backends.CAFFEINE_RAW, Backends.NONE);
+
+    private final List<List<Row>> groups = new ArrayList<>();
+
+    public ResultTable(List<Row> rows) {
+        Map<String, List<Row>> byKey = new LinkedHashMap<>();
+        for (Row r : rows) {
+            byKey.computeIfAbsent(r.groupKey(), k -> new ArrayList<>()).add(r);
+        }
+        for (List<Row> g : byKey.values()) {
+            g.sort(Comparator.comparingInt(ResultTable::backendRank));
+            groups.add(g);
+        }
+    }
+
+    static int backendRank(Row r) {
+        int i = BACKEND_ORDER.indexOf(r.backend());
+        return i < 0 ? BACKEND_ORDER.size() : i;
+    }
+
+    public List<List<Row>> groups() {
+        return groups;
+    }
+
+    /** The row of this backend in the group, or null. */
+    public static Row find(List<Row> group, String backend) {
+        for (Row r : group) {
+            if (r.backend().equals(backend)) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /** caffeine's ns/op over this row's, in the row's group; NaN without a caffeine row. */
+    public static double speedup(List<Row> group, Row r) {
+        Row c = find(group, Backends.CAFFEINE);
+        if (c == null || !(r.nsPerOp() > 0)) {
+            return Double.NaN;
+        }
+        return c.nsPerOp() / r.nsPerOp();
+    }
+
+    public String markdown(Tsc tsc) {
+        StringBuilder b = new StringBuilder();
+        b.append("| benchmark | threads | params | backend | ns/op | ± (99.9%) | TSC cycles/op | B/op | vs caffeine (×) |\n");
+        b.append("| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+        for (List<Row> g : groups) {
+            for (Row r : g) {
+                double s = speedup(g, r);
+                b.append("| ").append(r.benchmark())
+                        .append(" | ").append(r.threads())
+                        .append(" | ").append(r.otherParams().isEmpty() ? "" : r.otherParams())
+                        .append(" | ").append(r.backend())
+                        .append(" | ").append(fmt(r.nsPerOp()))
+                        .append(" | ").append(fmt(r.errorNs()))
+                        .append(" | ").append(fmt(tsc.cycles(r.nsPerOp())))
+                        .append(" | ").append(Double.isNaN(r.bytesPerOp()) ? "—" : bytes(r.bytesPerOp()))
+                        .append(" | ").append(Double.isNaN(s) ? "—" : String.format(Locale.ROOT, "%.2f", s))
+                        .append(" |\n");
+            }
+        }
+        b.append("\n").append(tsc.label()).append(". B/op: JMH gc.alloc.rate.norm (absent = 0). ")
+                .append("vs caffeine: caffeine's ns/op ÷ this row's (>1 = faster than caffeine).\n");
+        return b.toString();
+    }
+
+    /** ns and cycles: 3 significant digits-ish, no exponent. */
+    static String fmt(double v) {
+        if (Double.isNaN(v) || Double.isInfinite(v)) {
+            return "NaN";
+        }
+        if (Math.abs(v) >= 100) {
+            return String.format(Locale.ROOT, "%.0f", v);
+        }
+        if (Math.abs(v) >= 10) {
+            return String.format(Locale.ROOT, "%.1f", v);
+        }
+        return String.format(Locale.ROOT, "%.2f", v);
+    }
+
+    /** B/op: JMH reports allocation-free code as a tiny fraction; below 0.5 prints as 0. */
+    static String bytes(double v) {
+        if (v < 0.5) {
+            return "0";
+        }
+        return String.format(Locale.ROOT, "%.0f", v);
+    }
+}
