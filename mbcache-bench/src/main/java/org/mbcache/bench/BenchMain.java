@@ -40,9 +40,7 @@ public final class BenchMain {
                 table(rest);
                 break;
             case "memory":
-                for (String b : rest.length == 0 ? QuickRun.MEMORY_BACKENDS : List.of(rest)) {
-                    System.out.println(RetainedMemory.measure(b, true).line());
-                }
+                RetainedMemory.main(rest.length == 0 ? QuickRun.MEMORY_BACKENDS.toArray(new String[0]) : rest);
                 break;
             case "xattr":
                 XattrBench.main(rest);

@@ -62,7 +62,7 @@ public final class RetainedMemory {
 
     static long usedAfterGc() throws InterruptedException {
         long used = Long.MAX_VALUE;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 2; i++) {
             System.gc();
             Thread.sleep(50);
             used = Math.min(used, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
@@ -77,6 +77,9 @@ public final class RetainedMemory {
         double heap = (after - before) / (double) ENTRIES;
         double jolBytes = Double.NaN;
         if (jol) {
+            if (System.getProperty("jol.magicFieldOffset") == null) {
+                System.setProperty("jol.magicFieldOffset", "true"); // JDK classes (Long) otherwise fail on JDK 17
+            }
             try {
                 jolBytes = GraphLayout.parseInstance(cache).totalSize() / (double) ENTRIES;
             } catch (RuntimeException | Error e) {
@@ -90,9 +93,15 @@ public final class RetainedMemory {
         return new Result(backend, jolBytes, heap);
     }
 
-    /** Entry point of a child JVM: {@code backend [nojol]}; prints one MEMORY line. */
+    /** Entry point of a child JVM: {@code [nojol] backend...}; prints one MEMORY line per backend. */
     public static void main(String[] args) throws InterruptedException {
-        boolean jol = !(args.length > 1 && args[1].equals("nojol"));
-        System.out.println(measure(args[0], jol).line());
+        boolean jol = true;
+        for (String a : args) {
+            if (a.equals("nojol")) {
+                jol = false;
+            } else {
+                System.out.println(measure(a, jol).line());
+            }
+        }
     }
 }
