@@ -1,6 +1,969 @@
 package org.mbcache.caffeine;
 
-/** Placeholder: the Caffeine backend is being written. */
-public final class CaffeineDedupCache {
-    private CaffeineDedupCache() {}
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Policy;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Weigher;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
+import org.mbcache.CacheEntry;
+import org.mbcache.CacheStats;
+import org.mbcache.DedupCache;
+import org.mbcache.internal.HashedWaitQueues;
+
+/**
+ * A {@link DedupCache} on top of a bounded Caffeine cache, with the full mbcache contract: the
+ * comparison baseline for the kernel port {@link org.mbcache.MbCache}.
+ *
+ * <h2>Layout</h2>
+ * The Caffeine cache maps each 32-bit key (boxed) to that key's <em>group</em>: an immutable array of
+ * its entries, newest first, the kernel's hash chain restricted to one key. A {@code (key, value)} pair
+ * therefore needs no 96-bit composite key object: the int key finds the group, and the value is a
+ * scan of a group that almost always holds one entry. Groups are copy-on-write; every change to a
+ * group (insert, remove, pin, unpin) is an {@code asMap()} atomic compute on its key, so all changes of
+ * one key are serialized by Caffeine's per-key lock, while lookups read the current group without any
+ * lock through {@link Policy#getIfPresentQuietly}. Each entry carries its reference count (the cache's
+ * own reference counts 1) and its flags in two volatile ints.
+ *
+ * <h2>How held entries are kept (the journal-corruption race)</h2>
+ * Caffeine evicts by its own policy, so a held entry must be out of that policy's reach: the
+ * {@link Weigher} gives a group weight 0 while any of its entries is held by a caller (count 2 or
+ * more), and otherwise its number of entries; the cache's maximum weight is {@code maxEntries}.
+ * Caffeine never evicts a zero-weight entry: its eviction re-reads the node's weight under the node's
+ * lock, inside the same map compute that would remove it, and keeps ("resurrects") the node when the
+ * weight is 0. The only way an entry becomes held is therefore made atomic with that check: a lookup
+ * takes a reference without a lock only if the entry is <em>already</em> held (count {@code c >= 2}
+ * to {@code c + 1} by CAS); the transition from 1 (only the cache) to 2 happens only inside an
+ * {@code asMap().computeIfPresent} on the key, which also re-weighs the group to 0 before releasing
+ * the lock. So the invariant "some entry of the group has count {@code >= 2} implies the node weight
+ * Caffeine's eviction sees is 0" holds at every moment eviction can look. A release that brings a
+ * count back to 1 re-weighs the group (another compute), so unheld entries become evictable again and
+ * the size bound holds. Every removal of ours (reclaim, {@code deleteOrGet}) drops the cache's
+ * reference by a CAS from 1 to 0 inside a compute, so it can never race with a pin; Caffeine's own
+ * eviction only ever sees entries at count 1 and retires them to 0 in its eviction listener, which
+ * runs inside the removing compute. A lookup that finds count 0 skips the entry.
+ *
+ * <h2>Cost per operation, compared with {@link org.mbcache.MbCache}</h2>
+ * MbCache: one bucket spinlock and one reference-count CAS per lookup, no allocation on lookups nor on
+ * refused duplicates. Here ({@code n} = entries of the key, almost always 1):
+ * <ul>
+ *   <li>{@code findFirst}/{@code get} of an entry someone already holds: a lock-free map read plus a
+ *       CAS, like the kernel, with no lock at all. Of an unheld entry (the common case): the same read
+ *       plus one Caffeine {@code computeIfPresent} (a map bin lock, the node's monitor, the weigher,
+ *       and Caffeine's own small allocations: its capture arrays and a write-buffer task for the weight
+ *       change). That is the price of pinning: it is a write to Caffeine's policy, and Caffeine counts
+ *       it as an access (recency and frequency), which the kernel's lookups are not.</li>
+ *   <li>a miss: one lock-free read, no allocation. Every call that takes an int key boxes it; outside
+ *       {@code [-128, 127]} that is a 16-byte {@code Integer} unless escape analysis removes it.</li>
+ *   <li>{@code release}: a CAS; when the count returns to 1, one more compute to re-weigh (the
+ *       kernel's put is just the atomic decrement). A lookup-release pair thus costs two computes.</li>
+ *   <li>{@code create}: a lock-free duplicate check (a refused duplicate allocates nothing but the
+ *       key box); otherwise the entry, a new group array, and one compute; Caffeine may then schedule
+ *       its maintenance on the executor.</li>
+ *   <li>{@code deleteOrGet}: a lock-free read, then one compute that either removes the entry (CAS
+ *       1 to 0) or takes a reference for the caller; the kernel's does the same under its bucket lock.</li>
+ *   <li>{@code touch}: an atomic flag update (skipped if set) plus a {@code getIfPresent}, which
+ *       records the access in Caffeine's lossy read buffer and so feeds its frequency sketch.</li>
+ *   <li>{@code shrink}: a snapshot of Caffeine's eviction order under its eviction lock (which runs
+ *       pending maintenance first), then one compute per group with something to free.</li>
+ * </ul>
+ *
+ * <h2>Reclaim</h2>
+ * Automatic reclaim is Caffeine's: Window TinyLFU over the groups, with the group's unheld entry count
+ * as its weight, instead of the kernel's second-chance LRU over entries. {@link #touch} sets the
+ * entry's referenced flag and records an access with Caffeine. Caffeine's maintenance runs on the
+ * executor ({@link ForkJoinPool#commonPool()} unless {@linkplain Builder#executor set}), the analogue
+ * of the kernel's background pass. Because that work is buffered, a create that sees
+ * {@code size() >= 2 * maxEntries} calls {@link Cache#cleanUp()} on its own thread, the analogue of the
+ * kernel's synchronous pass: seen from one thread, {@code size()} never exceeds {@code 2 * maxEntries}
+ * plus the creates in flight on other threads and the entries that are held (which nothing may free).
+ * A same-thread executor ({@code Runnable::run}) keeps the size nearer {@code maxEntries}.
+ * Caffeine may also evict a brand-new entry at once (admission), which the contract allows.
+ *
+ * <p>{@link #shrink} maps the kernel's pass onto Caffeine's {@link Policy.Eviction#coldest(
+ * java.util.function.Function) coldest} order: it walks groups coldest first and, within a group, its
+ * entries oldest first; each entry counts as scanned. A referenced entry has its flag cleared and
+ * gets a second chance, a held one is skipped (its flag cleared too), any other entry is freed by a
+ * CAS of its count from 1 to 0 inside a compute. It differs from the kernel in that a survivor is not
+ * moved to the tail of a list: the pass records an access for its group instead, which Caffeine
+ * applies to its own order (and may drop, its read buffer being lossy), so a later pass may look at
+ * the same held entries again first. When a walk reached the end of Caffeine's order without using up
+ * {@code nrToScan}, another walk follows, unless the last one freed nothing and cleared no flag: then
+ * nothing more can be freed, and {@code shrink(Long.MAX_VALUE)} returns.
+ *
+ * <h2>Statistics</h2>
+ * Caffeine's own {@code recordStats()} is not enabled: it would time every compute with two clock
+ * reads and count the pin and unpin computes as "loads", and its hit and miss counters count groups,
+ * not entries. The counters it would give that do map (evictions, by weight: entries) are taken from
+ * the same eviction notification, in the eviction listener. Everything else is counted here, in
+ * {@link LongAdder}s. Background passes are Caffeine maintenance runs on the executor that start with
+ * {@code size() >= maxEntries}.
+ *
+ * <p>Not registered with {@link org.mbcache.MbCache}'s memory-pressure registry: a heap-pressure
+ * shrink of this backend would have to be wired by the caller through {@link #shrink}.
+ */
+public final class CaffeineDedupCache implements DedupCache {
+
+    /** maxEntries of {@link #builder()} when none is given: ext4's (1024 buckets, 16 per bucket). */
+    static final long DEFAULT_MAX_ENTRIES = 16_384;
+
+    private static final Entry[] NO_ENTRIES = {};
+
+    /**
+     * A group's weight: 0 while any of its entries is held by a caller (count 2 or more), so that
+     * Caffeine's size eviction never takes it; its entry count otherwise. Called by Caffeine inside
+     * the compute that produced the group, with the key's lock held.
+     */
+    private static final Weigher<Integer, Entry[]> HELD_GROUPS_WEIGH_NOTHING = (key, group) -> {
+        for (Entry entry : group) {
+            if (entry.refCount >= 2) { // volatile read: sees a pin CAS made earlier in this same compute
+                return 0;
+            }
+        }
+        return group.length;
+    };
+
+    /** Returns the group unchanged: the compute exists only to make Caffeine re-weigh it. */
+    private static final BiFunction<Integer, Entry[], Entry[]> REWEIGH = (key, group) -> group;
+
+    private final long maxEntries;
+    private final Cache<Integer, Entry[]> groups;
+    private final ConcurrentMap<Integer, Entry[]> groupMap;
+    private final Policy<Integer, Entry[]> policy;
+    private final Policy.Eviction<Integer, Entry[]> eviction;
+    private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(6);
+
+    /** Entries in the cache: incremented before an entry is visible, decremented when it leaves. */
+    private final AtomicLong entryCount = new AtomicLong();
+    private volatile boolean closed;
+
+    private final LongAdder creates = new LongAdder();
+    private final LongAdder duplicatesRefused = new LongAdder();
+    private final LongAdder lookupHits = new LongAdder();
+    private final LongAdder lookupMisses = new LongAdder();
+    private final LongAdder deletes = new LongAdder();
+    private final LongAdder entriesReclaimed = new LongAdder();
+    private final LongAdder backgroundReclaimPasses = new LongAdder();
+    private final LongAdder synchronousReclaimPasses = new LongAdder();
+    private final LongAdder requestedReclaimPasses = new LongAdder();
+
+    private CaffeineDedupCache(long maxEntries, Executor executor) {
+        this.maxEntries = maxEntries;
+        Executor maintenance = task -> {
+            if (!closed) { // close() stops background reclaim
+                executor.execute(() -> runMaintenance(task));
+            }
+        };
+        this.groups = Caffeine.newBuilder()
+                .maximumWeight(maxEntries)
+                .weigher(HELD_GROUPS_WEIGH_NOTHING)
+                .executor(maintenance)
+                .evictionListener(this::onEvicted)
+                .build();
+        this.groupMap = groups.asMap();
+        this.policy = groups.policy();
+        this.eviction = policy.eviction().orElseThrow();
+    }
+
+    /**
+     * A cache of at most about {@code maxEntries} unheld entries, with Caffeine's maintenance on
+     * {@link ForkJoinPool#commonPool()}.
+     *
+     * @param maxEntries the maximum weight given to Caffeine: the number of entries nobody holds
+     * @return a new, empty cache
+     * @throws IllegalArgumentException if {@code maxEntries <= 0}
+     */
+    public static CaffeineDedupCache create(long maxEntries) {
+        return builder().maxEntries(maxEntries).build();
+    }
+
+    /**
+     * A builder; by default {@code maxEntries} is 16,384 and the executor
+     * {@link ForkJoinPool#commonPool()}.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Configures a {@link CaffeineDedupCache}. Not thread-safe; reusable. */
+    public static final class Builder {
+        private long maxEntries = DEFAULT_MAX_ENTRIES;
+        private Executor executor = ForkJoinPool.commonPool();
+
+        private Builder() {}
+
+        /**
+         * Sets the size bound: Caffeine's maximum weight, where an unheld entry weighs 1.
+         *
+         * @param maxEntries the bound, positive
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxEntries <= 0}
+         */
+        public Builder maxEntries(long maxEntries) {
+            if (maxEntries <= 0) {
+                throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
+            }
+            this.maxEntries = maxEntries;
+            return this;
+        }
+
+        /**
+         * Sets the executor that runs Caffeine's maintenance (eviction): the background reclaim.
+         * {@code Runnable::run} runs it on the calling threads instead.
+         *
+         * @param executor the executor
+         * @return this builder
+         * @throws NullPointerException if {@code executor} is null
+         */
+        public Builder executor(Executor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
+         * Builds the cache.
+         *
+         * @return a new, empty cache
+         */
+        public CaffeineDedupCache build() {
+            return new CaffeineDedupCache(maxEntries, executor);
+        }
+    }
+
+    /** The size bound given at construction. */
+    public long maxEntries() {
+        return maxEntries;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The entry
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * One cached pair. {@code key}, {@code value} and the owner are final, so any thread that reaches
+     * the entry through the cache sees them (and the flags written in the constructor: the group that
+     * publishes the entry is itself published by Caffeine's map, whose put happens-before a get that
+     * sees it).
+     */
+    static final class Entry implements CacheEntry {
+        static final int REUSABLE = 1;
+        static final int REFERENCED = 2;
+
+        private static final VarHandle REF_COUNT;
+        private static final VarHandle FLAGS;
+
+        static {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                REF_COUNT = lookup.findVarHandle(Entry.class, "refCount", int.class);
+                FLAGS = lookup.findVarHandle(Entry.class, "flags", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final CaffeineDedupCache cache;
+        /** The key as the map's key object, kept so that calls given an entry never box. */
+        final Integer boxedKey;
+        final int key;
+        final long value;
+
+        /**
+         * References: 1 is the cache's own, each caller adds one, 0 is dead (out of the cache for
+         * good). Read with volatile reads and changed only by volatile CAS: the CAS makes
+         * increment-if-not-zero atomic against the 1-to-0 removals, and its volatile (sequentially
+         * consistent) write is what the wait queues' Dekker handshake with {@code waitUnused} needs
+         * (a weaker release-only CAS would let the waker's read of the waiter count move above it).
+         * On x86 and AArch64 a CAS is a full barrier anyway, so nothing would be saved.
+         */
+        volatile int refCount = 1;
+
+        /**
+         * {@link #REUSABLE} and {@link #REFERENCED}, in one word changed only by atomic
+         * {@code getAndBitwiseOr/And} (volatile mode), so setting one flag never loses a concurrent
+         * change of the other (kernel fix a44e84a9b776). Volatile reads: a reader must not keep using
+         * a stale value in a loop (ext4 would spin on a stale reusable bit); opaque would do for
+         * coherence, volatile costs the same plain load on x86.
+         */
+        volatile int flags;
+
+        Entry(CaffeineDedupCache cache, Integer boxedKey, long value, boolean reusable) {
+            this.cache = cache;
+            this.boxedKey = boxedKey;
+            this.key = boxedKey;
+            this.value = value;
+            this.flags = reusable ? REUSABLE : 0;
+        }
+
+        @Override
+        public int key() {
+            return key;
+        }
+
+        @Override
+        public long value() {
+            return value;
+        }
+
+        @Override
+        public boolean reusable() {
+            return (flags & REUSABLE) != 0;
+        }
+
+        @Override
+        public void setReusable(boolean reusable) {
+            cache.ensureOpen();
+            if (reusable) {
+                FLAGS.getAndBitwiseOr(this, REUSABLE);
+            } else {
+                FLAGS.getAndBitwiseAnd(this, ~REUSABLE);
+            }
+        }
+
+        @Override
+        public void close() {
+            cache.release(this);
+        }
+
+        /**
+         * Sets REFERENCED. Skips the atomic write when the bit is already set: linearizable, because
+         * the volatile read saw the bit set at that moment (a concurrent clear is then ordered after).
+         */
+        void setReferenced() {
+            if ((flags & REFERENCED) == 0) {
+                FLAGS.getAndBitwiseOr(this, REFERENCED);
+            }
+        }
+
+        /** Clears REFERENCED; returns whether it was set. */
+        boolean clearReferenced() {
+            return (flags & REFERENCED) != 0
+                    && ((int) FLAGS.getAndBitwiseAnd(this, ~REFERENCED) & REFERENCED) != 0;
+        }
+
+        boolean isReferenced() {
+            return (flags & REFERENCED) != 0;
+        }
+
+        /**
+         * The lock-free half of a lookup: takes a reference only if the entry is already held by
+         * someone (count {@code >= 2}), so its group already weighs 0 and no re-weigh is needed.
+         *
+         * @return 1 if a reference was taken; 0 if the count is 1 (the caller must pin under the
+         *     key's lock); -1 if the entry is dead
+         */
+        int tryAcquireHeld() {
+            for (;;) {
+                int count = refCount;
+                if (count == 0) {
+                    return -1;
+                }
+                if (count == 1) {
+                    return 0;
+                }
+                checkOverflow(count);
+                if (REF_COUNT.compareAndSet(this, count, count + 1)) {
+                    return 1;
+                }
+            }
+        }
+
+        /** Increment-if-not-zero; only inside a compute on the key (it may pin: 1 to 2). */
+        boolean acquireUnderKeyLock() {
+            for (;;) {
+                int count = refCount;
+                if (count == 0) {
+                    return false;
+                }
+                checkOverflow(count);
+                if (REF_COUNT.compareAndSet(this, count, count + 1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Drops the cache's reference if nobody else holds one: 1 to 0. Only inside a compute. */
+        boolean killIfUnheld() {
+            return REF_COUNT.compareAndSet(this, 1, 0);
+        }
+
+        /**
+         * Drops a caller's reference. A count of 1 is the cache's own reference and 0 a dead entry:
+         * releasing then is an over-release, refused without touching the count.
+         *
+         * @return the new count
+         */
+        int releaseReference() {
+            for (;;) {
+                int count = refCount;
+                if (count <= 1) {
+                    throw new IllegalStateException("entry released more often than it was handed out: " + this);
+                }
+                if (REF_COUNT.compareAndSet(this, count, count - 1)) {
+                    return count - 1;
+                }
+            }
+        }
+
+        private void checkOverflow(int count) {
+            if (count == Integer.MAX_VALUE) {
+                throw new IllegalStateException("too many references to " + this);
+            }
+        }
+
+        @Override
+        public String toString() {
+            int f = flags;
+            return "CacheEntry[key=" + key + ", value=" + value + ", refCount=" + refCount
+                    + ", reusable=" + ((f & REUSABLE) != 0) + ", referenced=" + ((f & REFERENCED) != 0) + "]";
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Group helpers (groups are immutable arrays, newest entry first)
+    // ---------------------------------------------------------------------------------------------
+
+    private static int indexOfValue(Entry[] group, long value) {
+        for (int i = 0; i < group.length; i++) {
+            if (group[i].value == value) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int indexOf(Entry[] group, Entry entry) {
+        for (int i = 0; i < group.length; i++) {
+            if (group[i] == entry) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static Entry[] prepend(Entry entry, Entry[] group) {
+        if (group == null) {
+            return new Entry[] {entry};
+        }
+        Entry[] grown = new Entry[group.length + 1];
+        grown[0] = entry;
+        System.arraycopy(group, 0, grown, 1, group.length);
+        return grown;
+    }
+
+    /** The group without the entry at {@code index}, or {@code null} (the key leaves the map) if none remain. */
+    private static Entry[] without(Entry[] group, int index) {
+        if (group.length == 1) {
+            return null;
+        }
+        Entry[] shrunk = new Entry[group.length - 1];
+        System.arraycopy(group, 0, shrunk, 0, index);
+        System.arraycopy(group, index + 1, shrunk, index, group.length - index - 1);
+        return shrunk;
+    }
+
+    /** The key's current group, read without a lock and without touching Caffeine's policy. */
+    private Entry[] currentGroup(Integer boxedKey) {
+        return policy.getIfPresentQuietly(boxedKey);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Taking references
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * Takes a reference for a caller (kernel {@code atomic_inc_not_zero}): lock-free when the entry is
+     * already held, else a pin under the key's lock that also re-weighs the group to 0.
+     *
+     * @return {@code false} if the entry is dead (its count reached 0): it is invisible
+     */
+    private boolean acquire(Entry entry) {
+        int fast = entry.tryAcquireHeld();
+        if (fast != 0) {
+            return fast > 0;
+        }
+        Pin pin = new Pin(entry);
+        groupMap.computeIfPresent(entry.boxedKey, pin);
+        return pin.pinned;
+    }
+
+    /**
+     * The remapping function of a pin: takes the reference with the key's lock held, only if the entry
+     * is still in the key's current group, and returns the group unchanged so that Caffeine re-weighs
+     * it (to 0) before the lock is released.
+     */
+    private static final class Pin implements BiFunction<Integer, Entry[], Entry[]> {
+        private final Entry entry;
+        boolean pinned;
+
+        Pin(Entry entry) {
+            this.entry = entry;
+        }
+
+        @Override
+        public Entry[] apply(Integer key, Entry[] group) {
+            pinned = indexOf(group, entry) >= 0 && entry.acquireUnderKeyLock();
+            return group;
+        }
+    }
+
+    /** Drops a caller's reference; unpins the group when only the cache is left, wakes waiters. */
+    private void releaseReference(Entry entry) {
+        int remaining = entry.releaseReference();
+        if (remaining == 1) {
+            // Unpin: let Caffeine re-weigh the group (the weigher reads the counts under the key's lock,
+            // so whichever of racing pins and unpins computes last leaves the right weight).
+            groupMap.computeIfPresent(entry.boxedKey, REWEIGH);
+        }
+        if (remaining <= 2) {
+            unusedWaiters.wake(entry); // after the volatile CAS above: see HashedWaitQueues
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // DedupCache
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A duplicate already cached is refused by a lock-free read of the key's group, allocating
+     * nothing but the key box. Otherwise the entry is inserted by one {@code asMap().compute} on the
+     * key, which re-checks for the pair under the key's lock: of racing creators of one pair exactly
+     * one inserts (there is no "being created" state to see, the insert being atomic). If the cache
+     * then holds {@code 2 * maxEntries} entries or more, this thread runs Caffeine's pending
+     * maintenance ({@link Cache#cleanUp()}) before returning.
+     */
+    @Override
+    public boolean create(int key, long value, boolean reusable) {
+        ensureOpen();
+        Integer boxedKey = key;
+        Entry[] group = currentGroup(boxedKey);
+        if (group != null && indexOfValue(group, value) >= 0) {
+            duplicatesRefused.increment();
+            return false;
+        }
+        Insert insert = new Insert(new Entry(this, boxedKey, value, reusable));
+        groupMap.compute(boxedKey, insert);
+        if (!insert.inserted) {
+            duplicatesRefused.increment();
+            return false;
+        }
+        creates.increment();
+        if (entryCount.get() >= 2 * maxEntries) {
+            synchronousReclaimPasses.increment();
+            groups.cleanUp();
+        }
+        return true;
+    }
+
+    /** The remapping function of a create: prepends the entry unless the pair is already there. */
+    private final class Insert implements BiFunction<Integer, Entry[], Entry[]> {
+        private final Entry entry;
+        boolean inserted;
+
+        Insert(Entry entry) {
+            this.entry = entry;
+        }
+
+        @Override
+        public Entry[] apply(Integer key, Entry[] group) {
+            if (group != null && indexOfValue(group, entry.value) >= 0) {
+                return group;
+            }
+            entryCount.incrementAndGet(); // before Caffeine publishes the new group: size() never undercounts
+            inserted = true;
+            return prepend(entry, group);
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Scans the key's group (read without a lock) newest first. A hit on an entry nobody holds
+     * pins it with one compute; a miss allocates nothing.
+     */
+    @Override
+    public CacheEntry findFirst(int key) {
+        ensureOpen();
+        Entry[] group = currentGroup(key);
+        return countLookup(group == null ? null : firstReusable(group, 0));
+    }
+
+    private Entry firstReusable(Entry[] group, int from) {
+        for (int i = from; i < group.length; i++) {
+            Entry candidate = group[i];
+            if (candidate.reusable() && acquire(candidate)) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
+    private Entry countLookup(Entry found) {
+        (found != null ? lookupHits : lookupMisses).increment();
+        return found;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Continues after {@code entry} in the key's current group; if {@code entry} is no longer in it,
+     * restarts from the newest. The reference to {@code entry} is released after the next one is
+     * taken, as in the kernel.
+     */
+    @Override
+    public CacheEntry findNext(CacheEntry entry) {
+        Entry previous = ownEntry(entry);
+        ensureOpen();
+        if (previous.refCount < 2) {
+            throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
+        }
+        Entry next = null;
+        try {
+            Entry[] group = currentGroup(previous.boxedKey);
+            if (group != null) {
+                next = firstReusable(group, indexOf(group, previous) + 1); // -1 + 1: from the newest
+            }
+        } finally {
+            releaseReference(previous);
+        }
+        return countLookup(next);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CacheEntry get(int key, long value) {
+        ensureOpen();
+        Entry[] group = currentGroup(key);
+        Entry found = null;
+        if (group != null) {
+            int index = indexOfValue(group, value);
+            if (index >= 0 && acquire(group[index])) {
+                found = group[index];
+            }
+        }
+        return countLookup(found);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A lock-free read finds the pair; then one compute on the key either frees it (count 1 to 0:
+     * only the cache held it) or takes a reference for the caller (someone holds it: the group already
+     * weighs 0). A pair that is not cached costs no compute and no allocation beyond the key box.
+     */
+    @Override
+    public CacheEntry deleteOrGet(int key, long value) {
+        ensureOpen();
+        Integer boxedKey = key;
+        Entry[] group = currentGroup(boxedKey);
+        if (group == null || indexOfValue(group, value) < 0) {
+            return null;
+        }
+        DeleteOrGet deleteOrGet = new DeleteOrGet(value);
+        groupMap.computeIfPresent(boxedKey, deleteOrGet);
+        if (deleteOrGet.deleted) {
+            deletes.increment();
+        }
+        return deleteOrGet.held;
+    }
+
+    /** The remapping function of {@link #deleteOrGet}. */
+    private final class DeleteOrGet implements BiFunction<Integer, Entry[], Entry[]> {
+        private final long value;
+        boolean deleted;
+        Entry held;
+
+        DeleteOrGet(long value) {
+            this.value = value;
+        }
+
+        @Override
+        public Entry[] apply(Integer key, Entry[] group) {
+            int index = indexOfValue(group, value);
+            if (index < 0) {
+                return group;
+            }
+            Entry entry = group[index];
+            if (entry.killIfUnheld()) {
+                deleted = true;
+                entryCount.decrementAndGet();
+                return without(group, index);
+            }
+            // Count >= 2 (a pin can only happen under this lock, and dead entries are never in a
+            // group): somebody holds it, so the group weighs 0 already; hand it to the caller too.
+            if (entry.acquireUnderKeyLock()) {
+                held = entry;
+            }
+            return group;
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void waitUnused(CacheEntry entry) throws InterruptedException {
+        Entry own = ownEntry(entry);
+        ensureOpen();
+        awaitUnused(own, Long.MAX_VALUE);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException {
+        Entry own = ownEntry(entry);
+        Objects.requireNonNull(unit, "unit");
+        ensureOpen();
+        long nanos = unit.toNanos(timeout);
+        return awaitUnused(own, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : Math.max(0L, nanos));
+    }
+
+    private boolean awaitUnused(Entry entry, long nanos) throws InterruptedException {
+        if (entry.refCount <= 2) {
+            return true;
+        }
+        boolean done = unusedWaiters.await(entry, () -> closed || entry.refCount <= 2, nanos);
+        ensureOpen(); // closed during the wait: the contract's IllegalStateException
+        return done;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Sets the referenced flag (which {@link #shrink} honours) and records an access of the key with
+     * Caffeine ({@code getIfPresent}), which raises its frequency estimate for Caffeine's own eviction.
+     */
+    @Override
+    public void touch(CacheEntry entry) {
+        Entry own = ownEntry(entry);
+        ensureOpen();
+        own.setReferenced();
+        groups.getIfPresent(own.boxedKey);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void release(CacheEntry entry) {
+        Entry own = ownEntry(entry);
+        ensureOpen();
+        releaseReference(own);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long size() {
+        ensureOpen();
+        return entryCount.get();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Walks Caffeine's eviction order ({@link Policy.Eviction#coldest(java.util.function.Function)})
+     * as described in the class documentation.
+     */
+    @Override
+    public long shrink(long nrToScan) {
+        ensureOpen();
+        if (nrToScan < 0) {
+            throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
+        }
+        requestedReclaimPasses.increment();
+        long scanned = 0;
+        long freed = 0;
+        while (scanned < nrToScan) {
+            long budget = nrToScan - scanned;
+            List<Policy.CacheEntry<Integer, Entry[]>> coldest = eviction.coldest(stream -> takeEntries(stream.iterator(), budget));
+            if (coldest.isEmpty()) {
+                break;
+            }
+            long freedThisWalk = 0;
+            boolean clearedAFlag = false;
+            for (Policy.CacheEntry<Integer, Entry[]> snapshot : coldest) {
+                Entry[] group = snapshot.getValue();
+                boolean anyToFree = false;
+                boolean anySpared = false;
+                for (int i = group.length - 1; i >= 0 && scanned < nrToScan; i--) { // oldest first
+                    Entry entry = group[i];
+                    scanned++;
+                    boolean wasReferenced = entry.clearReferenced();
+                    clearedAFlag |= wasReferenced;
+                    if (wasReferenced || entry.refCount != 1) {
+                        anySpared = true;
+                    } else {
+                        anyToFree = true;
+                    }
+                }
+                if (anyToFree) {
+                    Reclaim reclaim = new Reclaim(group);
+                    groupMap.computeIfPresent(snapshot.getKey(), reclaim);
+                    freedThisWalk += reclaim.freed;
+                }
+                if (anySpared) {
+                    groups.getIfPresent(snapshot.getKey()); // second chance: an access in Caffeine's order
+                }
+            }
+            freed += freedThisWalk;
+            boolean reachedTheEnd = scanned < nrToScan;
+            if (!reachedTheEnd || (freedThisWalk == 0 && !clearedAFlag)) {
+                break;
+            }
+        }
+        if (freed > 0) {
+            entriesReclaimed.add(freed);
+        }
+        return freed;
+    }
+
+    /** Collects groups from Caffeine's coldest-first stream until they hold {@code budget} entries. */
+    private static List<Policy.CacheEntry<Integer, Entry[]>> takeEntries(
+            Iterator<Policy.CacheEntry<Integer, Entry[]>> coldestFirst, long budget) {
+        List<Policy.CacheEntry<Integer, Entry[]>> taken = new ArrayList<>();
+        long entries = 0;
+        while (entries < budget && coldestFirst.hasNext()) {
+            Policy.CacheEntry<Integer, Entry[]> next = coldestFirst.next();
+            taken.add(next);
+            entries += next.getValue().length;
+        }
+        return taken;
+    }
+
+    /**
+     * The remapping function of a reclaim: frees, under the key's lock, the entries of the scanned
+     * snapshot that are still in the group, still unreferenced and held by nobody (CAS 1 to 0).
+     */
+    private final class Reclaim implements BiFunction<Integer, Entry[], Entry[]> {
+        private final Entry[] scanned;
+        int freed;
+
+        Reclaim(Entry[] scanned) {
+            this.scanned = scanned;
+        }
+
+        @Override
+        public Entry[] apply(Integer key, Entry[] group) {
+            Entry[] survivors = new Entry[group.length];
+            int kept = 0;
+            for (Entry entry : group) {
+                if (indexOf(scanned, entry) >= 0 && !entry.isReferenced() && entry.killIfUnheld()) {
+                    freed++;
+                } else {
+                    survivors[kept++] = entry;
+                }
+            }
+            if (freed == 0) {
+                return group;
+            }
+            entryCount.addAndGet(-freed);
+            if (kept == 0) {
+                return null;
+            }
+            Entry[] result = new Entry[kept];
+            System.arraycopy(survivors, 0, result, 0, kept);
+            return result;
+        }
+    }
+
+    /**
+     * Caffeine's eviction listener: runs inside the compute that removes the group, with its key's
+     * lock held. The group weighed more than 0, so no entry of it was held, and none can be pinned
+     * now (pins need this lock): every count is 1 and goes to 0 here, so that a lookup still holding
+     * the old group sees the entries as dead.
+     */
+    private void onEvicted(Integer key, Entry[] group, RemovalCause cause) {
+        if (group == null) {
+            return;
+        }
+        int retired = 0;
+        for (Entry entry : group) {
+            if (entry.killIfUnheld()) {
+                retired++;
+            } else {
+                // Unreachable by the weigher invariant; never corrupt silently.
+                throw new AssertionError("Caffeine evicted a held entry: " + entry);
+            }
+        }
+        entryCount.addAndGet(-retired);
+        entriesReclaimed.add(retired);
+    }
+
+    /** Runs one Caffeine maintenance task on the executor, counting it as a background pass if due. */
+    private void runMaintenance(Runnable task) {
+        if (entryCount.get() >= maxEntries) {
+            backgroundReclaimPasses.increment();
+        }
+        task.run();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CacheStats stats() {
+        ensureOpen();
+        return new CacheStats(
+                creates.sum(),
+                duplicatesRefused.sum(),
+                lookupHits.sum(),
+                lookupMisses.sum(),
+                deletes.sum(),
+                entriesReclaimed.sum(),
+                backgroundReclaimPasses.sum(),
+                synchronousReclaimPasses.sum(),
+                requestedReclaimPasses.sum());
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Marks the cache closed (which also stops handing maintenance to the executor), drops every
+     * group from Caffeine, and wakes every {@code waitUnused}.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        groups.invalidateAll();
+        groups.cleanUp();
+        entryCount.set(0);
+        unusedWaiters.wakeAll(); // after the volatile write of closed: every waiter re-checks it
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("cache is closed");
+        }
+    }
+
+    /** The argument as an entry of this cache, or the contract's exception. */
+    private Entry ownEntry(CacheEntry entry) {
+        Objects.requireNonNull(entry, "entry");
+        if (entry instanceof Entry && ((Entry) entry).cache == this) {
+            return (Entry) entry;
+        }
+        throw new IllegalArgumentException("entry belongs to another cache: " + entry);
+    }
+
+    /** A short description: size bound and current size. */
+    @Override
+    public String toString() {
+        return "CaffeineDedupCache[maxEntries=" + maxEntries + ", size=" + entryCount.get()
+                + (closed ? ", closed" : "") + "]";
+    }
 }
