@@ -769,6 +769,46 @@ public abstract class DedupCacheContractTest {
         small.release(held);
     }
 
+    @Test
+    void entriesOnceHeldAndReleasedCanBeReclaimedAgain() {
+        DedupCache small = anotherCacheOf(16);
+        for (int key = 0; key < 64; key++) {
+            small.create(key, key, true);
+            small.release(small.findFirst(key));
+        }
+        for (int key = 64; key < 16 * 40; key++) {
+            small.create(key, key, true);
+            long size = small.size();
+            assertTrue(size <= 2 * 16, "size " + size + " after create " + key + ": released entries stay pinned");
+        }
+        assertTrue(small.shrink(Long.MAX_VALUE) <= 2 * 16);
+        assertEquals(0, small.size());
+    }
+
+    /** Reclaim started by creates (background or synchronous) vs a user of the entry. */
+    @Test
+    void reclaimOnOverflowNeverTakesAnEntrySomebodyHolds() throws Exception {
+        DedupCache small = anotherCacheOf(16);
+        ConcurrentRounds.run(2, 1, round -> {}, (thread, round) -> {
+            for (int i = 0; i < 5000; i++) {
+                if (thread == 0) {
+                    CacheEntry entry = small.findFirst(KEY);
+                    if (entry != null) {
+                        for (int check = 0; check < 2; check++) {
+                            CacheEntry same = small.get(KEY, 1);
+                            assertNotNull(same, "reclaim took an entry a caller held");
+                            small.release(same);
+                        }
+                        small.release(entry);
+                    }
+                } else {
+                    small.create(KEY, 1, true);
+                    small.create(i, i, true); // overflow: 16 entries, 5000 creates
+                }
+            }
+        }, round -> {});
+    }
+
     // ---------------------------------------------------------------------------------------------
     // stats
     // ---------------------------------------------------------------------------------------------
