@@ -809,6 +809,46 @@ public abstract class DedupCacheContractTest {
         }, round -> {});
     }
 
+    /**
+     * The same with entries nobody used before: whatever the policy (LRU, frequency), a cold entry
+     * somebody holds survives the reclaim that a stream of creates drives past it.
+     */
+    @Test
+    void reclaimOnOverflowNeverTakesAColdEntrySomebodyHolds() throws Exception {
+        DedupCache small = anotherCacheOf(16);
+        AtomicInteger newest = new AtomicInteger(-1);
+        AtomicInteger done = new AtomicInteger();
+        ConcurrentRounds.run(2, 1, round -> {}, (thread, round) -> {
+            if (thread == 0) {
+                for (int i = 0; i < 1500 && done.get() == 0; i++) {
+                    int key = newest.get();
+                    CacheEntry entry = key < 0 ? null : small.get(key, key);
+                    if (entry == null) {
+                        continue;
+                    }
+                    int seen = newest.get();
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+                    while (newest.get() - seen < 40 && done.get() == 0 && System.nanoTime() < deadline) {
+                        Thread.onSpinWait(); // let creates overflow the cache past this entry
+                    }
+                    CacheEntry same = small.get(key, key);
+                    assertNotNull(same, "reclaim took a held entry");
+                    small.release(same);
+                    small.release(entry);
+                }
+            } else {
+                try {
+                    for (int key = 0; key < 60_000; key++) {
+                        small.create(key, key, true);
+                        newest.set(key);
+                    }
+                } finally {
+                    done.set(1);
+                }
+            }
+        }, round -> {});
+    }
+
     // ---------------------------------------------------------------------------------------------
     // stats
     // ---------------------------------------------------------------------------------------------
