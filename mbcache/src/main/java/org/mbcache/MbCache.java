@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -1334,6 +1335,20 @@ public final class MbCache implements DedupCache {
         unusedWaiters.wakeAll();
     }
 
+    /**
+     * Entries linked on the LRU list and its append buffer, including removed ones not yet purged:
+     * what the list costs in memory. Package-private, for tests of the lazy unlinking.
+     */
+    long linkedEntries() {
+        lru.lock.lock();
+        try {
+            lru.drainAppendBuffer();
+            return lru.length();
+        } finally {
+            lru.lock.unlock();
+        }
+    }
+
     private void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("cache is closed");
@@ -1411,7 +1426,7 @@ public final class MbCache implements DedupCache {
 
     /** The default background-reclaim executor, created on first use (initialization-on-demand holder). */
     private static final class ReclaimThread {
-        static final Executor EXECUTOR = java.util.concurrent.Executors.newSingleThreadExecutor(task -> {
+        static final Executor EXECUTOR = Executors.newSingleThreadExecutor(task -> {
             Thread thread = new Thread(task, "mbcache-reclaim");
             thread.setDaemon(true);
             return thread;
