@@ -139,6 +139,8 @@ public final class CaffeineDedupCache implements DedupCache {
     private static final BiFunction<Integer, Entry[], Entry[]> REWEIGH = (key, group) -> group;
 
     private final long maxEntries;
+    /** {@code 2 * maxEntries}, saturated: a create that sees this many entries runs maintenance itself. */
+    private final long synchronousReclaimThreshold;
     private final Cache<Integer, Entry[]> groups;
     private final ConcurrentMap<Integer, Entry[]> groupMap;
     private final Policy<Integer, Entry[]> policy;
@@ -161,6 +163,7 @@ public final class CaffeineDedupCache implements DedupCache {
 
     private CaffeineDedupCache(long maxEntries, Executor executor) {
         this.maxEntries = maxEntries;
+        this.synchronousReclaimThreshold = maxEntries > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * maxEntries;
         Executor maintenance = task -> {
             if (!closed) { // close() stops background reclaim
                 executor.execute(() -> runMaintenance(task));
@@ -564,7 +567,7 @@ public final class CaffeineDedupCache implements DedupCache {
             return false;
         }
         creates.increment();
-        if (entryCount.get() >= 2 * maxEntries) {
+        if (entryCount.get() >= synchronousReclaimThreshold) {
             synchronousReclaimPasses.increment();
             groups.cleanUp();
         }
