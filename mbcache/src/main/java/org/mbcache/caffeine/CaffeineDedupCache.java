@@ -55,6 +55,10 @@ import org.mbcache.internal.HashedWaitQueues;
  * eviction only ever sees entries at count 1 and retires them to 0 in its eviction listener, which
  * runs inside the removing compute. A lookup that finds count 0 skips the entry.
  *
+ * <p>The unit Caffeine evicts is the group, so while one entry of a key is held, the key's other
+ * entries (hash collisions: rare with 32-bit keys) are out of Caffeine's reach too; {@link #shrink},
+ * which works entry by entry, still frees them.
+ *
  * <h2>Cost per operation, compared with {@link org.mbcache.MbCache}</h2>
  * MbCache: one bucket spinlock and one reference-count CAS per lookup, no allocation on lookups nor on
  * refused duplicates. Here ({@code n} = entries of the key, almost always 1):
@@ -247,7 +251,11 @@ public final class CaffeineDedupCache implements DedupCache {
         }
     }
 
-    /** The size bound given at construction. */
+    /**
+     * The size bound given at construction.
+     *
+     * @return the maximum weight given to Caffeine: how many unheld entries the cache keeps
+     */
     public long maxEntries() {
         return maxEntries;
     }
