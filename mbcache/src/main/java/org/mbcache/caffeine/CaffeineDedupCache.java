@@ -15,7 +15,9 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import org.mbcache.CacheEntry;
@@ -126,21 +128,19 @@ public final class CaffeineDedupCache implements DedupCache {
     private static final Entry[] NO_ENTRIES = {};
 
     /**
-     * A group's weight: 0 while any of its entries is held by a caller (count 2 or more), so that
-     * Caffeine's size eviction never takes it; its entry count otherwise. Called by Caffeine inside
-     * the compute that produced the group, with the key's lock held.
+     * A group's weight: 0 while any of its entries is pinned (held by a caller now, or lately and not
+     * yet unpinned), so that Caffeine's size eviction never takes it; its entry count otherwise.
+     * Called by Caffeine inside the compute that produced the group, with the key's lock held; the
+     * PINNED bits change only under that lock, so what it reads is what the compute left.
      */
-    private static final Weigher<Integer, Entry[]> HELD_GROUPS_WEIGH_NOTHING = (key, group) -> {
+    private static final Weigher<Integer, Entry[]> PINNED_GROUPS_WEIGH_NOTHING = (key, group) -> {
         for (Entry entry : group) {
-            if (entry.refCount >= 2) { // volatile read: sees a pin CAS made earlier in this same compute
+            if (entry.isPinned()) {
                 return 0;
             }
         }
         return group.length;
     };
-
-    /** Returns the group unchanged: the compute exists only to make Caffeine re-weigh it. */
-    private static final BiFunction<Integer, Entry[], Entry[]> REWEIGH = (key, group) -> group;
 
     private final long maxEntries;
     /** {@code 2 * maxEntries}, saturated: a create that sees this many entries runs maintenance itself. */
@@ -150,6 +150,16 @@ public final class CaffeineDedupCache implements DedupCache {
     private final Policy<Integer, Entry[]> policy;
     private final Policy.Eviction<Integer, Entry[]> eviction;
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(6);
+    /** Runs Caffeine's maintenance and the unpin drains: the builder's executor, stopped by close(). */
+    private final Executor maintenanceExecutor;
+
+    /** Released entries still pinned, waiting to be unpinned in a batch (intrusive stack). */
+    private final AtomicReference<Entry> unpinStack = new AtomicReference<>();
+    /** Entries pushed onto {@link #unpinStack} and not yet drained. */
+    private final AtomicLong unpinBacklog = new AtomicLong();
+    private final AtomicBoolean unpinDrainScheduled = new AtomicBoolean();
+    /** Backlog at which a drain is handed to the executor: {@code max(1, maxEntries / 16)}. */
+    private final long unpinBatch;
 
     /** Entries in the cache: incremented before an entry is visible, decremented when it leaves. */
     private final AtomicLong entryCount = new AtomicLong();
@@ -168,14 +178,16 @@ public final class CaffeineDedupCache implements DedupCache {
     private CaffeineDedupCache(long maxEntries, Executor executor) {
         this.maxEntries = maxEntries;
         this.synchronousReclaimThreshold = maxEntries > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * maxEntries;
+        this.unpinBatch = Math.max(1, maxEntries / 16);
         Executor maintenance = task -> {
             if (!closed) { // close() stops background reclaim
                 executor.execute(() -> runMaintenance(task));
             }
         };
+        this.maintenanceExecutor = maintenance;
         this.groups = Caffeine.newBuilder()
                 .maximumWeight(maxEntries)
-                .weigher(HELD_GROUPS_WEIGH_NOTHING)
+                .weigher(PINNED_GROUPS_WEIGH_NOTHING)
                 .executor(maintenance)
                 .evictionListener(this::onEvicted)
                 .build();
@@ -273,14 +285,25 @@ public final class CaffeineDedupCache implements DedupCache {
     static final class Entry implements CacheEntry {
         static final int REUSABLE = 1;
         static final int REFERENCED = 2;
+        /** Internal flag: the entry is on the cache's lazy-unpin stack. */
+        static final int UNPIN_QUEUED = 4;
 
-        private static final VarHandle REF_COUNT;
+        /** The reference count: the low 28 bits of {@link #state}. */
+        static final int COUNT_MASK = (1 << 28) - 1;
+        /**
+         * The state bit that says this entry's group weighs 0 in Caffeine because of this entry. Set
+         * and cleared only inside a compute on the key (with the key's lock held), so the weigher,
+         * which runs in that compute, sees exactly the bits the compute left.
+         */
+        static final int PINNED = 1 << 28;
+
+        private static final VarHandle STATE;
         private static final VarHandle FLAGS;
 
         static {
             try {
                 MethodHandles.Lookup lookup = MethodHandles.lookup();
-                REF_COUNT = lookup.findVarHandle(Entry.class, "refCount", int.class);
+                STATE = lookup.findVarHandle(Entry.class, "state", int.class);
                 FLAGS = lookup.findVarHandle(Entry.class, "flags", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
@@ -294,23 +317,32 @@ public final class CaffeineDedupCache implements DedupCache {
         final long value;
 
         /**
-         * References: 1 is the cache's own, each caller adds one, 0 is dead (out of the cache for
-         * good). Read with volatile reads and changed only by volatile CAS: the CAS makes
-         * increment-if-not-zero atomic against the 1-to-0 removals, and its volatile (sequentially
-         * consistent) write is what the wait queues' Dekker handshake with {@code waitUnused} needs
-         * (a weaker release-only CAS would let the waker's read of the waiter count move above it).
-         * On x86 and AArch64 a CAS is a full barrier anyway, so nothing would be saved.
+         * The reference count ({@link #COUNT_MASK}: 1 is the cache's own reference, each caller adds
+         * one, 0 is dead, out of the cache for good) and the {@link #PINNED} bit, in one word so that
+         * a lock-free lookup's increment and the unpin under the key's lock are ordered by the same
+         * CAS. Invariant: a count of 2 or more implies PINNED, and PINNED implies that the group's
+         * weight in Caffeine is 0.
+         *
+         * <p>Read with volatile reads and changed only by volatile CAS: the CAS makes
+         * increment-unless-dead atomic against the removals (count 1 to 0) and the unpin (PINNED
+         * cleared at count 1), and its volatile (sequentially consistent) write is what the wait
+         * queues' Dekker handshake with {@code waitUnused} needs: a release-only CAS would let the
+         * waker's read of the waiter count move above it. On x86 and AArch64 a CAS is a full barrier
+         * anyway, so a weaker mode would save nothing.
          */
-        volatile int refCount = 1;
+        volatile int state = 1;
 
         /**
-         * {@link #REUSABLE} and {@link #REFERENCED}, in one word changed only by atomic
-         * {@code getAndBitwiseOr/And} (volatile mode), so setting one flag never loses a concurrent
-         * change of the other (kernel fix a44e84a9b776). Volatile reads: a reader must not keep using
-         * a stale value in a loop (ext4 would spin on a stale reusable bit); opaque would do for
-         * coherence, volatile costs the same plain load on x86.
+         * {@link #REUSABLE}, {@link #REFERENCED} and {@link #UNPIN_QUEUED}, in one word changed only by
+         * atomic {@code getAndBitwiseOr/And} (volatile mode), so setting one flag never loses a
+         * concurrent change of another (kernel fix a44e84a9b776). Volatile reads: a reader must not
+         * keep using a stale value in a loop (ext4 would spin on a stale reusable bit); opaque would
+         * do for coherence, and volatile costs the same plain load on x86.
          */
         volatile int flags;
+
+        /** The next entry on the lazy-unpin stack; written before the push's CAS publishes it. */
+        Entry nextToUnpin;
 
         Entry(CaffeineDedupCache cache, Integer boxedKey, long value, boolean reusable) {
             this.cache = cache;
@@ -370,77 +402,134 @@ public final class CaffeineDedupCache implements DedupCache {
             return (flags & REFERENCED) != 0;
         }
 
+        /** Sets UNPIN_QUEUED; returns whether this call set it (and so must push the entry). */
+        boolean markUnpinQueued() {
+            return (flags & UNPIN_QUEUED) == 0
+                    && ((int) FLAGS.getAndBitwiseOr(this, UNPIN_QUEUED) & UNPIN_QUEUED) == 0;
+        }
+
+        void clearUnpinQueued() {
+            FLAGS.getAndBitwiseAnd(this, ~UNPIN_QUEUED);
+        }
+
+        static int count(int state) {
+            return state & COUNT_MASK;
+        }
+
+        int count() {
+            return count(state);
+        }
+
+        /** Whether this entry currently keeps its group at weight 0. */
+        boolean isPinned() {
+            return (state & PINNED) != 0;
+        }
+
         /**
-         * The lock-free half of a lookup: takes a reference only if the entry is already held by
-         * someone (count {@code >= 2}), so its group already weighs 0 and no re-weigh is needed.
+         * The lock-free half of a lookup: takes a reference if the entry is pinned (its group weighs
+         * 0, and only a compute on the key could change that, which this CAS and the unpin's CAS
+         * order), whatever the count.
          *
-         * @return 1 if a reference was taken; 0 if the count is 1 (the caller must pin under the
-         *     key's lock); -1 if the entry is dead
+         * @return 1 if a reference was taken; 0 if the entry is unpinned (at count 1: the caller must
+         *     pin it under the key's lock); -1 if the entry is dead
          */
-        int tryAcquireHeld() {
+        int tryAcquirePinned() {
             for (;;) {
-                int count = refCount;
-                if (count == 0) {
+                int s = state;
+                if (count(s) == 0) {
                     return -1;
                 }
-                if (count == 1) {
+                if ((s & PINNED) == 0) {
                     return 0;
                 }
-                checkOverflow(count);
-                if (REF_COUNT.compareAndSet(this, count, count + 1)) {
+                checkOverflow(s);
+                if (STATE.compareAndSet(this, s, s + 1)) {
                     return 1;
                 }
             }
         }
 
-        /** Increment-if-not-zero; only inside a compute on the key (it may pin: 1 to 2). */
-        boolean acquireUnderKeyLock() {
+        /**
+         * Takes a reference and pins the entry, unless it is dead. Only inside a compute on the key:
+         * the weigher that runs after it in the same compute sees PINNED and weighs the group 0.
+         */
+        boolean acquireAndPinUnderKeyLock() {
             for (;;) {
-                int count = refCount;
-                if (count == 0) {
+                int s = state;
+                if (count(s) == 0) {
                     return false;
                 }
-                checkOverflow(count);
-                if (REF_COUNT.compareAndSet(this, count, count + 1)) {
+                checkOverflow(s);
+                if (STATE.compareAndSet(this, s, (s + 1) | PINNED)) {
                     return true;
                 }
             }
         }
 
-        /** Drops the cache's reference if nobody else holds one: 1 to 0. Only inside a compute. */
+        /** Drops the cache's reference if nobody else holds one: count 1 to dead. Only inside a compute. */
         boolean killIfUnheld() {
-            return REF_COUNT.compareAndSet(this, 1, 0);
+            for (;;) {
+                int s = state;
+                if (count(s) != 1) {
+                    return false;
+                }
+                if (STATE.compareAndSet(this, s, 0)) {
+                    return true;
+                }
+            }
         }
 
         /**
-         * Drops a caller's reference. A count of 1 is the cache's own reference and 0 a dead entry:
-         * releasing then is an over-release, refused without touching the count.
+         * Clears PINNED if nobody but the cache holds the entry. Only inside a compute on the key. A
+         * lookup's lock-free increment and this CAS are on the same word, so either the lookup wins
+         * (count 2: the entry stays pinned) or this does (the lookup then sees it unpinned and pins
+         * it again under the lock).
+         */
+        void unpinIfUnheld() {
+            for (;;) {
+                int s = state;
+                if (s != (1 | PINNED)) {
+                    return;
+                }
+                if (STATE.compareAndSet(this, s, 1)) {
+                    return;
+                }
+            }
+        }
+
+        /**
+         * Drops a caller's reference; PINNED stays (the unpin is lazy). A count of 1 is the cache's
+         * own reference and 0 a dead entry: releasing then is an over-release, refused without
+         * touching the count.
          *
          * @return the new count
          */
         int releaseReference() {
             for (;;) {
-                int count = refCount;
+                int s = state;
+                int count = count(s);
                 if (count <= 1) {
                     throw new IllegalStateException("entry released more often than it was handed out: " + this);
                 }
-                if (REF_COUNT.compareAndSet(this, count, count - 1)) {
+                if (STATE.compareAndSet(this, s, s - 1)) {
                     return count - 1;
                 }
             }
         }
 
-        private void checkOverflow(int count) {
-            if (count == Integer.MAX_VALUE) {
+        private void checkOverflow(int s) {
+            if (count(s) == COUNT_MASK) {
                 throw new IllegalStateException("too many references to " + this);
             }
         }
 
         @Override
         public String toString() {
+            int s = state;
             int f = flags;
-            return "CacheEntry[key=" + key + ", value=" + value + ", refCount=" + refCount
-                    + ", reusable=" + ((f & REUSABLE) != 0) + ", referenced=" + ((f & REFERENCED) != 0) + "]";
+            return "CacheEntry[key=" + key + ", value=" + value + ", count=" + count(s)
+                    + ", pinned=" + ((s & PINNED) != 0) + ", reusable=" + ((f & REUSABLE) != 0)
+                    + ", referenced=" + ((f & REFERENCED) != 0) + "]";
         }
     }
 
@@ -497,13 +586,14 @@ public final class CaffeineDedupCache implements DedupCache {
     // ---------------------------------------------------------------------------------------------
 
     /**
-     * Takes a reference for a caller (kernel {@code atomic_inc_not_zero}): lock-free when the entry is
-     * already held, else a pin under the key's lock that also re-weighs the group to 0.
+     * Takes a reference for a caller (kernel {@code atomic_inc_not_zero}): a lock-free CAS when the
+     * entry is pinned (held now, or held recently and not yet unpinned), else a pin under the key's
+     * lock, which Caffeine follows by re-weighing the group to 0 before the lock is released.
      *
      * @return {@code false} if the entry is dead (its count reached 0): it is invisible
      */
     private boolean acquire(Entry entry) {
-        int fast = entry.tryAcquireHeld();
+        int fast = entry.tryAcquirePinned();
         if (fast != 0) {
             return fast > 0;
         }
@@ -513,9 +603,9 @@ public final class CaffeineDedupCache implements DedupCache {
     }
 
     /**
-     * The remapping function of a pin: takes the reference with the key's lock held, only if the entry
-     * is still in the key's current group, and returns the group unchanged so that Caffeine re-weighs
-     * it (to 0) before the lock is released.
+     * The remapping function of a pin: takes the reference and sets PINNED with the key's lock held,
+     * only if the entry is still in the key's current group, and returns the group unchanged so that
+     * Caffeine re-weighs it (to 0) before the lock is released.
      */
     private static final class Pin implements BiFunction<Integer, Entry[], Entry[]> {
         private final Entry entry;
@@ -527,23 +617,113 @@ public final class CaffeineDedupCache implements DedupCache {
 
         @Override
         public Entry[] apply(Integer key, Entry[] group) {
-            pinned = indexOf(group, entry) >= 0 && entry.acquireUnderKeyLock();
+            pinned = indexOf(group, entry) >= 0 && entry.acquireAndPinUnderKeyLock();
             return group;
         }
     }
 
-    /** Drops a caller's reference; unpins the group when only the cache is left, wakes waiters. */
+    /**
+     * Drops a caller's reference and wakes waiters. When only the cache is left, the entry stays
+     * pinned (so the next lookup is again a lock-free CAS) and goes on the lazy-unpin stack, once.
+     */
     private void releaseReference(Entry entry) {
         int remaining = entry.releaseReference();
-        if (remaining == 1) {
-            // Unpin: let Caffeine re-weigh the group (the weigher reads the counts under the key's lock,
-            // so whichever of racing pins and unpins computes last leaves the right weight).
-            groupMap.computeIfPresent(entry.boxedKey, REWEIGH);
-        }
         if (remaining <= 2) {
             unusedWaiters.wake(entry); // after the volatile CAS above: see HashedWaitQueues
         }
+        if (remaining == 1 && entry.markUnpinQueued()) {
+            pushToUnpin(entry);
+        }
     }
+
+    // ---------------------------------------------------------------------------------------------
+    // Lazy unpinning
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * Pushes an entry onto the lazy-unpin stack (an intrusive Treiber stack: no allocation). Pinned
+     * but unheld entries cost nothing while the cache is below {@code maxEntries} (Caffeine would not
+     * evict anyway), so a drain is due only once the backlog reaches {@link #unpinBatch} and either
+     * the cache is full or the stack holds more entries than the cache (dead ones: the stack must not
+     * grow without bound). It is handed to the executor; at four batches (an executor that falls
+     * behind) this thread drains.
+     */
+    private void pushToUnpin(Entry entry) {
+        Entry head;
+        do {
+            head = unpinStack.get();
+            entry.nextToUnpin = head; // published by the CAS below
+        } while (!unpinStack.compareAndSet(head, entry));
+        long backlog = unpinBacklog.incrementAndGet();
+        if (backlog < unpinBatch) {
+            return;
+        }
+        long size = entryCount.get();
+        if (size < maxEntries && backlog <= size) {
+            return;
+        }
+        if (backlog >= 4 * unpinBatch) {
+            drainUnpins();
+        } else {
+            scheduleUnpinDrain();
+        }
+    }
+
+    /** Hands one unpin drain to the executor unless one is pending (or drains here if it refuses). */
+    private void scheduleUnpinDrain() {
+        if (unpinDrainScheduled.compareAndSet(false, true)) {
+            try {
+                maintenanceExecutor.execute(this::runScheduledUnpinDrain);
+            } catch (RuntimeException rejected) {
+                unpinDrainScheduled.set(false);
+                drainUnpins();
+            }
+        }
+    }
+
+    private void runScheduledUnpinDrain() {
+        try {
+            drainUnpins();
+        } finally {
+            unpinDrainScheduled.set(false);
+        }
+    }
+
+    /**
+     * Unpins every entry on the stack that only the cache holds: one compute per entry on its key
+     * ({@link #UNPIN_UNHELD}), after which Caffeine weighs the group again by its entry count, so its
+     * eviction can take it. The UNPIN_QUEUED flag is cleared before the entry is looked at, so a
+     * release that happens after this look pushes the entry again.
+     */
+    private void drainUnpins() {
+        Entry entry = unpinStack.getAndSet(null);
+        long drained = 0;
+        while (entry != null) {
+            Entry next = entry.nextToUnpin;
+            entry.nextToUnpin = null;
+            entry.clearUnpinQueued();
+            drained++;
+            if (entry.isPinned() && entry.count() == 1 && !closed) {
+                groupMap.computeIfPresent(entry.boxedKey, UNPIN_UNHELD);
+            }
+            entry = next;
+        }
+        if (drained > 0) {
+            unpinBacklog.addAndGet(-drained);
+        }
+    }
+
+    /**
+     * Unpins, with the key's lock held, every entry of the group that only the cache holds, and
+     * returns the group unchanged so that Caffeine re-weighs it: by its entry count if no entry is
+     * pinned any more, else 0.
+     */
+    private static final BiFunction<Integer, Entry[], Entry[]> UNPIN_UNHELD = (key, group) -> {
+        for (Entry entry : group) {
+            entry.unpinIfUnheld();
+        }
+        return group;
+    };
 
     // ---------------------------------------------------------------------------------------------
     // DedupCache
@@ -575,9 +755,14 @@ public final class CaffeineDedupCache implements DedupCache {
             return false;
         }
         creates.increment();
-        if (entryCount.get() >= synchronousReclaimThreshold) {
+        long size = entryCount.get();
+        if (size >= maxEntries && unpinBacklog.get() > 0) {
+            scheduleUnpinDrain(); // lately held entries must become evictable: Caffeine has work to do
+        }
+        if (size >= synchronousReclaimThreshold) {
             synchronousReclaimPasses.increment();
-            groups.cleanUp();
+            drainUnpins(); // lately held entries become evictable again
+            groups.cleanUp(); // and Caffeine evicts down to maxEntries now, on this thread
         }
         return true;
     }
@@ -641,7 +826,7 @@ public final class CaffeineDedupCache implements DedupCache {
     public CacheEntry findNext(CacheEntry entry) {
         Entry previous = ownEntry(entry);
         ensureOpen();
-        if (previous.refCount < 2) {
+        if (previous.count() < 2) {
             throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
         }
         Entry next = null;
@@ -716,9 +901,9 @@ public final class CaffeineDedupCache implements DedupCache {
                 entryCount.decrementAndGet();
                 return without(group, index);
             }
-            // Count >= 2 (a pin can only happen under this lock, and dead entries are never in a
-            // group): somebody holds it, so the group weighs 0 already; hand it to the caller too.
-            if (entry.acquireUnderKeyLock()) {
+            // Count >= 2 (dead entries are never in a group): somebody holds it, so it is pinned and
+            // its group weighs 0 already; hand it to the caller too.
+            if (entry.acquireAndPinUnderKeyLock()) {
                 held = entry;
             }
             return group;
@@ -744,10 +929,10 @@ public final class CaffeineDedupCache implements DedupCache {
     }
 
     private boolean awaitUnused(Entry entry, long nanos) throws InterruptedException {
-        if (entry.refCount <= 2) {
+        if (entry.count() <= 2) {
             return true;
         }
-        boolean done = unusedWaiters.await(entry, () -> closed || entry.refCount <= 2, nanos);
+        boolean done = unusedWaiters.await(entry, () -> closed || entry.count() <= 2, nanos);
         ensureOpen(); // closed during the wait: the contract's IllegalStateException
         return done;
     }
@@ -813,7 +998,7 @@ public final class CaffeineDedupCache implements DedupCache {
                     scanned++;
                     boolean wasReferenced = entry.clearReferenced();
                     clearedAFlag |= wasReferenced;
-                    if (wasReferenced || entry.refCount != 1) {
+                    if (wasReferenced || entry.count() != 1) {
                         anySpared = true;
                     } else {
                         anyToFree = true;
@@ -901,7 +1086,7 @@ public final class CaffeineDedupCache implements DedupCache {
         }
         int retired = 0;
         for (Entry entry : group) {
-            if (entry.killIfUnheld()) {
+            if (!entry.isPinned() && entry.killIfUnheld()) {
                 retired++;
             } else {
                 // Unreachable by the weigher invariant; never corrupt silently.
@@ -950,6 +1135,7 @@ public final class CaffeineDedupCache implements DedupCache {
             }
             closed = true;
         }
+        unpinStack.set(null);
         groups.invalidateAll();
         groups.cleanUp();
         entryCount.set(0);
