@@ -36,48 +36,63 @@ import org.mbcache.internal.HashedWaitQueues;
  * scan of a group that almost always holds one entry. Groups are copy-on-write; every change to a
  * group (insert, remove, pin, unpin) is an {@code asMap()} atomic compute on its key, so all changes of
  * one key are serialized by Caffeine's per-key lock, while lookups read the current group without any
- * lock through {@link Policy#getIfPresentQuietly}. Each entry carries its reference count (the cache's
- * own reference counts 1) and its flags in two volatile ints.
+ * lock through {@link Policy#getIfPresentQuietly}. Each entry keeps its reference count (the cache's
+ * own reference counts 1) and a PINNED bit in one volatile int, and its flags in another.
  *
  * <h2>How held entries are kept (the journal-corruption race)</h2>
- * Caffeine evicts by its own policy, so a held entry must be out of that policy's reach: the
- * {@link Weigher} gives a group weight 0 while any of its entries is held by a caller (count 2 or
- * more), and otherwise its number of entries; the cache's maximum weight is {@code maxEntries}.
- * Caffeine never evicts a zero-weight entry: its eviction re-reads the node's weight under the node's
- * lock, inside the same map compute that would remove it, and keeps ("resurrects") the node when the
- * weight is 0. The only way an entry becomes held is therefore made atomic with that check: a lookup
- * takes a reference without a lock only if the entry is <em>already</em> held (count {@code c >= 2}
- * to {@code c + 1} by CAS); the transition from 1 (only the cache) to 2 happens only inside an
- * {@code asMap().computeIfPresent} on the key, which also re-weighs the group to 0 before releasing
- * the lock. So the invariant "some entry of the group has count {@code >= 2} implies the node weight
- * Caffeine's eviction sees is 0" holds at every moment eviction can look. A release that brings a
- * count back to 1 re-weighs the group (another compute), so unheld entries become evictable again and
- * the size bound holds. Every removal of ours (reclaim, {@code deleteOrGet}) drops the cache's
- * reference by a CAS from 1 to 0 inside a compute, so it can never race with a pin; Caffeine's own
- * eviction only ever sees entries at count 1 and retires them to 0 in its eviction listener, which
- * runs inside the removing compute. A lookup that finds count 0 skips the entry.
+ * Caffeine evicts by its own policy, so a held entry must be out of that policy's reach. The
+ * {@link Weigher} gives a group weight 0 while any of its entries is <em>pinned</em>, and otherwise its
+ * number of entries; the cache's maximum weight is {@code maxEntries}. Caffeine never evicts a
+ * zero-weight entry: its eviction re-reads the node's weight under the node's lock, inside the same
+ * map compute that would remove it, and keeps ("resurrects") the node when the weight is 0. The
+ * PINNED bit is set and cleared only inside computes on the key, and the weigher runs in the same
+ * compute, so "an entry is pinned" implies "its group weighs 0" whenever eviction can look. The
+ * invariant that makes it safe is "held implies pinned" (count {@code >= 2} implies PINNED):
+ * <ul>
+ *   <li>a lookup takes a reference without any lock only if the entry is pinned: a CAS of the count
+ *       word from {@code (c, PINNED)} to {@code (c + 1, PINNED)}, however small {@code c};</li>
+ *   <li>an unpinned entry is pinned and referenced in one step inside an
+ *       {@code asMap().computeIfPresent} on its key, which Caffeine then re-weighs to 0;</li>
+ *   <li>a release only decrements the count: the entry stays pinned (so the next lookup of a hot
+ *       entry is again a lock-free CAS) and goes, once, on a lazy-unpin stack;</li>
+ *   <li>unpinning (a batch drain of that stack) clears PINNED inside a compute by a CAS from exactly
+ *       {@code (1, PINNED)} to {@code (1)}: on the same word as the lookups' CAS, so a lookup either
+ *       gets there first (count 2: the entry stays pinned) or sees it unpinned and takes the locked
+ *       path. Then Caffeine re-weighs the group, and can evict it.</li>
+ * </ul>
+ * Every removal of ours (reclaim, {@code deleteOrGet}) drops the cache's reference by a CAS from count
+ * 1 to 0 inside a compute; Caffeine's own eviction only ever sees unpinned entries at count 1 and
+ * retires them to 0 in its eviction listener, which runs inside the removing compute. A lookup that
+ * finds count 0 skips the entry.
  *
- * <p>The unit Caffeine evicts is the group, so while one entry of a key is held, the key's other
- * entries (hash collisions: rare with 32-bit keys) are out of Caffeine's reach too; {@link #shrink},
- * which works entry by entry, still frees them.
+ * <p>Unpinning is lazy because pinned but unheld entries cost nothing while the cache is below
+ * {@code maxEntries}: a drain is handed to the executor once the stack holds {@code maxEntries / 16}
+ * entries and the cache is full (or the stack holds more entries than the cache, so that dead ones do
+ * not pile up), and a create that finds the cache full with such a backlog asks for one too. So
+ * pinned but unheld entries add at most about {@code maxEntries / 16} to the size. The unit
+ * Caffeine evicts is the group, so while one entry of a key is pinned, the key's other entries (hash
+ * collisions: rare with 32-bit keys) are out of Caffeine's reach too; {@link #shrink}, which works
+ * entry by entry, still frees them.
  *
  * <h2>Cost per operation, compared with {@link org.mbcache.MbCache}</h2>
  * MbCache: one bucket spinlock and one reference-count CAS per lookup, no allocation on lookups nor on
- * refused duplicates. Here ({@code n} = entries of the key, almost always 1):
+ * refused duplicates. Here:
  * <ul>
- *   <li>{@code findFirst}/{@code get} of an entry someone already holds: a lock-free map read plus a
- *       CAS, like the kernel, with no lock at all. Of an unheld entry (the common case): the same read
- *       plus one Caffeine {@code computeIfPresent} (a map bin lock, the node's monitor, the weigher,
- *       and Caffeine's own small allocations: its capture arrays and a write-buffer task for the weight
- *       change). That is the price of pinning: it is a write to Caffeine's policy, and Caffeine counts
- *       it as an access (recency and frequency), which the kernel's lookups are not.</li>
- *   <li>a miss: one lock-free read, no allocation. Every call that takes an int key boxes it; outside
- *       {@code [-128, 127]} that is a 16-byte {@code Integer} unless escape analysis removes it.</li>
- *   <li>{@code release}: a CAS; when the count returns to 1, one more compute to re-weigh (the
- *       kernel's put is just the atomic decrement). A lookup-release pair thus costs two computes.</li>
+ *   <li>{@code findFirst}/{@code get} of a pinned entry (held now, or used since the last unpin
+ *       drain: the common case for a hot entry): a lock-free map read plus one CAS, and no lock at all.
+ *       Of an unpinned entry: the same read plus one Caffeine {@code computeIfPresent} (a map bin lock,
+ *       the node's monitor, the weigher, Caffeine's own capture arrays and a write-buffer task for the
+ *       weight change, and a maintenance run on the executor), about as much again later for the
+ *       unpin. Caffeine counts the pin as an access (recency and frequency); the kernel's lookups are
+ *       not.</li>
+ *   <li>a miss: one lock-free read. Every call that takes an int key boxes it; outside
+ *       {@code [-128, 127]} that is a 16-byte {@code Integer} per call unless escape analysis removes
+ *       it (the kernel port allocates nothing).</li>
+ *   <li>{@code release}: a CAS, plus, the first time since the last drain, a push onto the intrusive
+ *       unpin stack (a CAS, no allocation) and a counter increment.</li>
  *   <li>{@code create}: a lock-free duplicate check (a refused duplicate allocates nothing but the
- *       key box); otherwise the entry, a new group array, and one compute; Caffeine may then schedule
- *       its maintenance on the executor.</li>
+ *       key box); otherwise the entry, a new group array, and one compute; Caffeine then schedules its
+ *       maintenance on the executor.</li>
  *   <li>{@code deleteOrGet}: a lock-free read, then one compute that either removes the entry (CAS
  *       1 to 0) or takes a reference for the caller; the kernel's does the same under its bucket lock.</li>
  *   <li>{@code touch}: an atomic flag update (skipped if set) plus a {@code getIfPresent}, which
@@ -87,35 +102,36 @@ import org.mbcache.internal.HashedWaitQueues;
  * </ul>
  *
  * <h2>Reclaim</h2>
- * Automatic reclaim is Caffeine's: Window TinyLFU over the groups, with the group's unheld entry count
- * as its weight, instead of the kernel's second-chance LRU over entries. {@link #touch} sets the
- * entry's referenced flag and records an access with Caffeine. Caffeine's maintenance runs on the
- * executor ({@link ForkJoinPool#commonPool()} unless {@linkplain Builder#executor set}), the analogue
- * of the kernel's background pass. Because that work is buffered, a create that sees
- * {@code size() >= 2 * maxEntries} calls {@link Cache#cleanUp()} on its own thread, the analogue of the
- * kernel's synchronous pass: seen from one thread, {@code size()} never exceeds {@code 2 * maxEntries}
- * plus the creates in flight on other threads and the entries that are held (which nothing may free).
- * A same-thread executor ({@code Runnable::run}) keeps the size nearer {@code maxEntries}.
- * Caffeine may also evict a brand-new entry at once (admission), which the contract allows.
+ * Automatic reclaim is Caffeine's: Window TinyLFU over the groups, with the group's entry count as its
+ * weight, instead of the kernel's second-chance LRU over entries. {@link #touch} sets the entry's
+ * referenced flag and records an access with Caffeine. Caffeine's maintenance and the unpin drains run
+ * on the executor ({@link ForkJoinPool#commonPool()} unless {@linkplain Builder#executor set}), the
+ * analogue of the kernel's background pass. Because that work is buffered, a create that sees
+ * {@code size() >= 2 * maxEntries} drains the unpin stack and calls {@link Cache#cleanUp()} on its own
+ * thread, the analogue of the kernel's synchronous pass: seen from one thread, {@code size()} never
+ * exceeds {@code 2 * maxEntries} plus the creates in flight on other threads and the entries that are
+ * held (which nothing may free). A same-thread executor ({@code Runnable::run}) runs all of it on the
+ * calling threads. Caffeine may also evict a brand-new entry at once (admission), which the contract
+ * allows.
  *
  * <p>{@link #shrink} maps the kernel's pass onto Caffeine's {@link Policy.Eviction#coldest(
  * java.util.function.Function) coldest} order: it walks groups coldest first and, within a group, its
  * entries oldest first; each entry counts as scanned. A referenced entry has its flag cleared and
- * gets a second chance, a held one is skipped (its flag cleared too), any other entry is freed by a
- * CAS of its count from 1 to 0 inside a compute. It differs from the kernel in that a survivor is not
- * moved to the tail of a list: the pass records an access for its group instead, which Caffeine
- * applies to its own order (and may drop, its read buffer being lossy), so a later pass may look at
- * the same held entries again first. When a walk reached the end of Caffeine's order without using up
- * {@code nrToScan}, another walk follows, unless the last one freed nothing and cleared no flag: then
- * nothing more can be freed, and {@code shrink(Long.MAX_VALUE)} returns.
+ * gets a second chance, a held one is skipped (its flag cleared too), any other entry, pinned or not,
+ * is freed by a CAS of its count from 1 to 0 inside a compute. It differs from the kernel in that a
+ * survivor is not moved to the tail of a list: the pass records an access for its group instead,
+ * which Caffeine applies to its own order (and may drop, its read buffer being lossy), so a later pass
+ * may look at the same held entries again first. When a walk reached the end of Caffeine's order
+ * without using up {@code nrToScan}, another walk follows, unless the last one freed nothing and
+ * cleared no flag: then nothing more can be freed, and {@code shrink(Long.MAX_VALUE)} returns.
  *
  * <h2>Statistics</h2>
  * Caffeine's own {@code recordStats()} is not enabled: it would time every compute with two clock
  * reads and count the pin and unpin computes as "loads", and its hit and miss counters count groups,
- * not entries. The counters it would give that do map (evictions, by weight: entries) are taken from
- * the same eviction notification, in the eviction listener. Everything else is counted here, in
- * {@link LongAdder}s. Background passes are Caffeine maintenance runs on the executor that start with
- * {@code size() >= maxEntries}.
+ * not entries. The counter it would give that does map (evictions by weight, that is entries) is
+ * taken from the same eviction notification, in the eviction listener. Everything else is counted
+ * here, in {@link LongAdder}s. Background passes are tasks (Caffeine maintenance or unpin drains) run
+ * on the executor that start with {@code size() >= maxEntries}.
  *
  * <p>Not registered with {@link org.mbcache.MbCache}'s memory-pressure registry: a heap-pressure
  * shrink of this backend would have to be wired by the caller through {@link #shrink}.
@@ -756,8 +772,8 @@ public final class CaffeineDedupCache implements DedupCache {
         }
         creates.increment();
         long size = entryCount.get();
-        if (size >= maxEntries && unpinBacklog.get() > 0) {
-            scheduleUnpinDrain(); // lately held entries must become evictable: Caffeine has work to do
+        if (size >= maxEntries && unpinBacklog.get() >= unpinBatch) {
+            scheduleUnpinDrain(); // lately held entries must become evictable again
         }
         if (size >= synchronousReclaimThreshold) {
             synchronousReclaimPasses.increment();
@@ -790,8 +806,8 @@ public final class CaffeineDedupCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Scans the key's group (read without a lock) newest first. A hit on an entry nobody holds
-     * pins it with one compute; a miss allocates nothing.
+     * <p>Scans the key's group (read without a lock) newest first. A hit on a pinned entry is one
+     * CAS; on an unpinned one, a compute that pins it. A miss takes no lock.
      */
     @Override
     public CacheEntry findFirst(int key) {

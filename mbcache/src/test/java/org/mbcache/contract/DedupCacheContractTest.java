@@ -815,6 +815,29 @@ public abstract class DedupCacheContractTest {
         }, round -> {});
     }
 
+    /** A key's other entries come and go; the one held must stay through every overflow. */
+    @Test
+    void reclaimOnOverflowNeverTakesAHeldEntryWhoseSiblingIsReleased() {
+        DedupCache small = anotherCacheOf(16);
+        small.create(KEY, 1, true);
+        CacheEntry held = small.get(KEY, 1);
+        int next = 0;
+        for (int round = 0; round < 30; round++) {
+            small.create(KEY, 2, true);
+            CacheEntry sibling = small.get(KEY, 2); // null if reclaim already took it: allowed
+            if (sibling != null) {
+                small.release(sibling);
+            }
+            for (int i = 0; i < 16 * 4; i++, next++) {
+                small.create(next, next, true);
+            }
+            CacheEntry again = small.get(KEY, 1);
+            assertNotNull(again, "reclaim took the held entry in round " + round);
+            small.release(again);
+        }
+        small.release(held);
+    }
+
     /**
      * The same with entries nobody used before: whatever the policy (LRU, frequency), a cold entry
      * somebody holds survives the reclaim that a stream of creates drives past it.
