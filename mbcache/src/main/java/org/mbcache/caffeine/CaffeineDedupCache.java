@@ -141,8 +141,6 @@ public final class CaffeineDedupCache implements DedupCache {
     /** maxEntries of {@link #builder()} when none is given: ext4's (1024 buckets, 16 per bucket). */
     static final long DEFAULT_MAX_ENTRIES = 16_384;
 
-    private static final Entry[] NO_ENTRIES = {};
-
     /**
      * A group's weight: 0 while any of its entries is pinned (held by a caller now, or lately and not
      * yet unpinned), so that Caffeine's size eviction never takes it; its entry count otherwise.

@@ -71,6 +71,36 @@ class CaffeineDedupCacheTest {
     }
 
     @Test
+    void theSizeStaysBoundedWhenTheExecutorNeverRunsAndEveryEntryIsUsed() {
+        Executor stalled = task -> {};
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(64).executor(stalled).build()) {
+            for (int key = 0; key < 5000; key++) {
+                cache.create(key, key, true);
+                CacheEntry entry = cache.findFirst(key); // pins it; the release leaves it pinned
+                if (entry != null) {
+                    cache.release(entry);
+                }
+                assertTrue(cache.size() <= 128, "size " + cache.size() + " after create " + key);
+            }
+        }
+    }
+
+    @Test
+    void aLatelyUsedEntryLeftPinnedIsStillEvictedWhenTheCacheOverflows() {
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(16).executor(Runnable::run).build()) {
+            cache.create(1, 1, true);
+            for (int i = 0; i < 1000; i++) {
+                cache.release(cache.findFirst(1));
+            }
+            for (int key = 100; key < 1000; key++) {
+                cache.create(key, key, true);
+            }
+            assertTrue(cache.size() <= 16 + 1, "size " + cache.size());
+            assertEquals(cache.size(), cache.shrink(Long.MAX_VALUE));
+        }
+    }
+
+    @Test
     void heldEntriesAreKeptOutOfCaffeinesEvictionAndBackInOnceReleased() {
         try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(8).executor(Runnable::run).build()) {
             CacheEntry[] held = new CacheEntry[8];
