@@ -749,9 +749,11 @@ public final class CaffeineDedupCache implements DedupCache {
      * <p>A duplicate already cached is refused by a lock-free read of the key's group, allocating
      * nothing but the key box. Otherwise the entry is inserted by one {@code asMap().compute} on the
      * key, which re-checks for the pair under the key's lock: of racing creators of one pair exactly
-     * one inserts (there is no "being created" state to see, the insert being atomic). If the cache
-     * then holds {@code 2 * maxEntries} entries or more, this thread runs Caffeine's pending
-     * maintenance ({@link Cache#cleanUp()}) before returning.
+     * one inserts (there is no "being created" state to see, the insert being atomic; a creator that
+     * loses that race has allocated its entry in vain, as in the kernel's allocate-first create). If
+     * the cache is full with a backlog of lately used pinned entries, a drain is handed to the
+     * executor; if it holds {@code 2 * maxEntries} entries or more, this thread drains them and runs
+     * Caffeine's pending maintenance ({@link Cache#cleanUp()}) before returning.
      */
     @Override
     public boolean create(int key, long value, boolean reusable) {
