@@ -44,7 +44,9 @@ import org.mbcache.internal.HashedWaitQueues;
  * {@link Weigher} gives a group weight 0 while any of its entries is <em>pinned</em>, and otherwise its
  * number of entries; the cache's maximum weight is {@code maxEntries}. Caffeine never evicts a
  * zero-weight entry: its eviction re-reads the node's weight under the node's lock, inside the same
- * map compute that would remove it, and keeps ("resurrects") the node when the weight is 0. The
+ * map compute that would remove it, and keeps ("resurrects") the node when the weight is 0
+ * ({@code BoundedLocalCache.evictEntry} in Caffeine 3.2; the pinning tests fail should a later
+ * version drop that re-check). The
  * PINNED bit is set and cleared only inside computes on the key, and the weigher runs in the same
  * compute, so "an entry is pinned" implies "its group weighs 0" whenever eviction can look. The
  * invariant that makes it safe is "held implies pinned" (count {@code >= 2} implies PINNED):
