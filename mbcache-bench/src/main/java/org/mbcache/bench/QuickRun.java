@@ -35,8 +35,8 @@ final class QuickRun {
     /** Measured here: fork start, heap pre-touch, setup and teardown per JMH run. */
     static final double FORK_OVERHEAD_S = 3.3;
     static final String[] FORK_JVM = {"-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch"};
-    static final int XATTR_WARM_MS = 150;
-    static final int XATTR_MEASURE_MS = 300;
+    static final int XATTR_WARM_MS = 120;
+    static final int XATTR_MEASURE_MS = 250;
 
     static final String[] ALL = {Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE, Backends.CAFFEINE_RAW};
     /**
@@ -68,6 +68,9 @@ final class QuickRun {
             steps.add(new Step("org\\.mbcache\\.bench\\.Micro\\.findCompareTouch$",
                     params("backend", WALK, "keys", new String[] {"uniform"}), t));
         }
+        // the light load (1 per bucket, cache-resident) for the hit-vs-raw target, 1 thread
+        steps.add(new Step("org\\.mbcache\\.bench\\.Micro\\.findFirstHit$", params("backend",
+                new String[] {Backends.MBCACHE, Backends.CAFFEINE_RAW}, "load", new String[] {"light"}, "keys", new String[] {"uniform"}), 1));
         steps.add(new Step("org\\.mbcache\\.bench\\.Mixed\\.mixed$",
                 params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), 2));
         steps.add(new Step("org\\.mbcache\\.bench\\.SeedCreate\\.create$",
