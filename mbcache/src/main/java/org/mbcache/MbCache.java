@@ -866,7 +866,7 @@ public final class MbCache implements DedupCache {
         // Only now may anyone free it: listed and counted first (kernel fix 5fc4cbd9fde5).
         lru.append(entry);
         ENTRY_COUNT.getAndAdd(entryCount, 1L);
-        entry.releaseReference();
+        releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
         return true;
     }
 
