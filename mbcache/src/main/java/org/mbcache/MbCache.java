@@ -1,30 +1,1435 @@
 package org.mbcache;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
-/** The kernel port (work in progress: being written now). */
+/**
+ * The kernel port: Linux {@code fs/mbcache.c} (the 2016 "mbcache2" rewrite with the 2019 request
+ * list and the 2022 race fixes) for the JVM. The contract is {@link DedupCache}'s; this page says how
+ * the port keeps it, in the order {@code mbcache.c} itself is written: data structures first, then
+ * the functions that use them, each naming the kernel function it ports.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * <p><b>Entries</b> ({@link Entry}, 40 bytes with compressed oops) carry their key, value, owning
+ * cache, one link for the LRU list, and a single {@code int} <em>state word</em> that holds the
+ * reference count and the three flags (reusable, referenced, waiters). Putting count and flags in
+ * one word is what makes every flag update atomic with every other flag and with the count (kernel
+ * fix a44e84a9b776 was a lost flag update); the whole reference-counting protocol is the handful of
+ * CAS loops on that word inside {@code Entry}, and nowhere else.
+ *
+ * <p><b>Buckets</b> ({@link Bucket}): {@code 2^bucketBits} of them, indexed by the kernel's
+ * {@link #hash32 hash_32}. A bucket keeps its chain not as linked nodes but as two parallel arrays,
+ * {@code chainKeys} and {@code chainEntries}, oldest at index 0 and newest at the end, so "newest
+ * first" is a walk downwards. At the design load (16 entries a bucket) a lookup reads the bucket
+ * header and one or two cache lines of keys, and dereferences only the entries whose key matches;
+ * a linked chain would touch 16 nodes. Next to the chain lives the bucket's <em>in-progress request
+ * list</em> (two small parallel arrays of the pairs being created right now, kernel
+ * {@code struct mb_cache_req} kept on the creator's stack) and its statistics counters. All of it is
+ * guarded by the bucket's <em>lock bit</em>: bit 0 of the bucket's {@code lockWord}, taken with a
+ * CAS (acquire) and dropped with a release store, spinning with {@link Thread#onSpinWait()} and
+ * yielding under contention, like the kernel's {@code hlist_bl_lock} bit spinlock. Every operation
+ * that reads or changes a chain holds that bucket's bit, so a chain never changes under a reader.
+ *
+ * <p><b>Reference counts</b> follow the kernel: the cache holds one reference to each entry it
+ * contains, and each caller handed an entry one more. Lookups take theirs with
+ * increment-if-not-zero. Only two operations drop the cache's own reference, and both do it while
+ * holding the entry's bucket bit and unhash the entry before they let go of it: reclaim with a CAS
+ * of the count from 1 to 0, {@link #deleteOrGet} with a CAS from 2 (cache and caller) to 0. So an
+ * entry with a count above zero is always in its chain, an entry in a chain always has a count above
+ * zero, and nobody ever removes an entry somebody else holds. A {@link #release} that would take the
+ * count to the cache's own reference or below is refused with an {@link IllegalStateException}: an
+ * over-release can never free an entry, and the count only reaches zero through the two claims.
+ *
+ * <p><b>The LRU list</b> ({@link Lru}) holds every entry in creation order for the second-chance
+ * scan. The kernel appends under one global {@code c_list_lock}; taken by every create, that lock
+ * made creates 15 times slower at two threads in this project's measurements. Here a create only
+ * pushes its entry onto a lock-free append buffer (one atomic exchange); a reclaim pass, holding
+ * the list lock, drains the buffer into the list before it looks at each entry, so the order it
+ * sees is exactly the order in which creates appended. Entries removed by {@code deleteOrGet} are
+ * unlinked lazily: a pass drops them when it meets them, and a purge runs once they outnumber the
+ * live entries, so they neither count as scanned nor pile up.
+ *
+ * <p><b>Counting.</b> {@link #size()} is one atomic counter, touched by creates and removals only.
+ * Hits, misses, creates, refused duplicates and deletes are counted per bucket, under the bucket
+ * bit the operation holds anyway, so no lookup writes a shared counter.
+ *
+ * <p><b>Reclaim</b> (section 4 of the contract): a create that finds {@code size() >= maxEntries}
+ * schedules one background pass of {@code maxEntries / 16} on the cache's executor (at most one
+ * pending); at {@code size() >= 2 * maxEntries} it also runs a pass of 64 itself. Every cache is also
+ * registered with the process-wide {@link MemoryPressureRegistry}, the JVM's stand-in for the
+ * kernel's registered shrinker.
+ *
+ * <p><b>Memory ordering, in one place.</b> Chain arrays, request lists, per-bucket counters and the
+ * LRU list are plain fields guarded by a lock (bucket bit or LRU lock): the lock's acquire CAS and
+ * release store order them. The entry state word is changed outside bucket locks (release, touch,
+ * setReusable), so every change is a CAS (volatile semantics) and every read that decides something
+ * is a volatile load. A new entry is published to other threads only through a bucket unlock
+ * (release) or the append buffer's exchange (volatile), both after its constructor ran, so its plain
+ * initial writes are visible wherever it is found. The accessors that carry a memory order are named
+ * JCTools-style: {@code lv} load volatile, {@code la} load acquire, {@code so} store release
+ * ("ordered"), {@code cas} compare-and-set, {@code xchg} get-and-set.
+ *
+ * <p>Default executor for background reclaim: one shared daemon thread, {@code mbcache-reclaim},
+ * started on first use (the kernel's system workqueue). Pass your own with
+ * {@link Builder#executor(Executor)}.
+ */
 public final class MbCache implements DedupCache {
-    public static MbCache create(int bucketBits) { return builder().bucketBits(bucketBits).build(); }
-    public static Builder builder() { return new Builder(); }
-    public static final class Builder {
-        public Builder bucketBits(int bucketBits) { return this; }
-        public Builder maxEntries(long maxEntries) { return this; }
-        public Builder executor(Executor executor) { return this; }
-        public Builder createStrategy(CreateStrategy strategy) { return this; }
-        public MbCache build() { return new MbCache(); }
+
+    /** Entries a create-time synchronous reclaim pass scans (kernel {@code SYNC_SHRINK_BATCH}). */
+    static final int SYNC_SHRINK_BATCH = 64;
+    /** The background pass scans {@code maxEntries / SHRINK_DIVISOR} (kernel {@code SHRINK_DIVISOR}). */
+    static final int SHRINK_DIVISOR = 16;
+    /** Largest {@code bucketBits}: a table of 2^30 buckets is the most a Java array index allows. */
+    static final int MAX_BUCKET_BITS = 30;
+    /** Default {@code bucketBits}: ext4's. */
+    static final int DEFAULT_BUCKET_BITS = 10;
+
+    /**
+     * The kernel's {@code hash_32(key, bits)}: multiply by the golden-ratio constant as an unsigned
+     * 32-bit number and keep the top {@code bits} bits; bucket 0 when {@code bits == 0}.
+     */
+    static int hash32(int key, int bits) {
+        return bits == 0 ? 0 : (key * 0x61C88647) >>> (32 - bits);
     }
-    @Override public boolean create(int key, long value, boolean reusable) { throw new UnsupportedOperationException(); }
-    @Override public CacheEntry findFirst(int key) { throw new UnsupportedOperationException(); }
-    @Override public CacheEntry findNext(CacheEntry entry) { throw new UnsupportedOperationException(); }
-    @Override public CacheEntry get(int key, long value) { throw new UnsupportedOperationException(); }
-    @Override public CacheEntry deleteOrGet(int key, long value) { throw new UnsupportedOperationException(); }
-    @Override public void waitUnused(CacheEntry entry) { throw new UnsupportedOperationException(); }
-    @Override public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) { throw new UnsupportedOperationException(); }
-    @Override public void touch(CacheEntry entry) { throw new UnsupportedOperationException(); }
-    @Override public void release(CacheEntry entry) { throw new UnsupportedOperationException(); }
-    @Override public long size() { throw new UnsupportedOperationException(); }
-    @Override public long shrink(long nrToScan) { throw new UnsupportedOperationException(); }
-    @Override public CacheStats stats() { throw new UnsupportedOperationException(); }
-    @Override public void close() { }
+
+    // ------------------------------------------------------------------------------------------
+    // Entry: struct mb_cache_entry
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * One cache entry (kernel {@code struct mb_cache_entry}) and the reference-counting protocol on
+     * its state word.
+     *
+     * <p>State word layout: bits 0-27 the reference count; bit 28 {@link #REFERENCED}; bit 29
+     * {@link #REUSABLE}; bit 30 {@link #WAITERS} (a thread waits in {@code waitUnused} for this
+     * entry). The count is zero exactly when the entry has left its chain.
+     */
+    static final class Entry implements CacheEntry {
+        static final int COUNT_MASK = (1 << 28) - 1;
+        static final int REFERENCED = 1 << 28;
+        static final int REUSABLE = 1 << 29;
+        static final int WAITERS = 1 << 30;
+
+        private static final VarHandle STATE;
+        private static final VarHandle LRU_NEXT;
+
+        static {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                STATE = lookup.findVarHandle(Entry.class, "state", int.class);
+                LRU_NEXT = lookup.findVarHandle(Entry.class, "lruNext", Entry.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final int key;
+        final long value;
+        final MbCache cache;
+        /** Count and flags; see the class comment. Changed only by CAS. */
+        private volatile int state;
+        /**
+         * The LRU link: while the entry sits in the append buffer, the next older buffered entry
+         * (written by its creator, released); once drained, the next newer entry of the LRU list
+         * (plain, under the LRU lock).
+         */
+        private Entry lruNext;
+
+        /** A new entry at count 2: the cache's reference and the creator's, dropped once listed. */
+        Entry(MbCache cache, int key, long value, boolean reusable) {
+            this.cache = cache;
+            this.key = key;
+            this.value = value;
+            this.state = 2 | (reusable ? REUSABLE : 0);
+        }
+
+        static int count(int state) {
+            return state & COUNT_MASK;
+        }
+
+        int lvState() {
+            return state;
+        }
+
+        private boolean casState(int expected, int updated) {
+            return STATE.compareAndSet(this, expected, updated);
+        }
+
+        /**
+         * Takes a reference unless the count already reached zero (kernel {@code atomic_inc_not_zero}).
+         *
+         * @return {@code false} if the entry is dead
+         */
+        boolean tryAcquire() {
+            for (;;) {
+                int s = lvState();
+                int count = count(s);
+                if (count == 0) {
+                    return false;
+                }
+                if (count == COUNT_MASK) {
+                    throw new IllegalStateException("too many references to " + this);
+                }
+                if (casState(s, s + 1)) {
+                    return true;
+                }
+            }
+        }
+
+        /**
+         * Drops one caller's reference (the count part of kernel {@code mb_cache_entry_put}). A count
+         * of 1 is the cache's own reference and 0 a dead entry: releasing then is an over-release,
+         * refused without touching the count.
+         *
+         * @return the new state word, so the caller can see whether waiters need waking
+         */
+        int releaseReference() {
+            for (;;) {
+                int s = lvState();
+                if (count(s) <= 1) {
+                    throw new IllegalStateException(
+                            "entry released more often than it was handed out: " + this);
+                }
+                if (casState(s, s - 1)) {
+                    return s - 1;
+                }
+            }
+        }
+
+        /**
+         * Drops the cache's reference if the count is exactly {@code expectedCount}: 1 for reclaim,
+         * 2 for {@code deleteOrGet} (the cache's and the caller's). Flags survive; the count goes to 0.
+         * Called with the entry's bucket bit held, so the caller unhashes it before anyone looks.
+         */
+        boolean tryClaim(int expectedCount) {
+            for (;;) {
+                int s = lvState();
+                if (count(s) != expectedCount) {
+                    return false;
+                }
+                if (casState(s, s & ~COUNT_MASK)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Drops every reference at once: only {@code close()} does this. */
+        void kill() {
+            for (;;) {
+                int s = lvState();
+                if (casState(s, s & ~COUNT_MASK)) {
+                    return;
+                }
+            }
+        }
+
+        /** Sets or clears one flag, never losing a concurrent change of the count or another flag. */
+        void setFlag(int flag, boolean on) {
+            for (;;) {
+                int s = lvState();
+                int updated = on ? s | flag : s & ~flag;
+                if (s == updated || casState(s, updated)) {
+                    return;
+                }
+            }
+        }
+
+        /**
+         * Sets {@link #WAITERS} unless the entry is already unused (count at most 2).
+         *
+         * @return {@code true} if the caller must wait (the flag is now set); {@code false} if unused
+         */
+        boolean markWaitingUnlessUnused() {
+            for (;;) {
+                int s = lvState();
+                if (count(s) <= 2) {
+                    return false;
+                }
+                if ((s & WAITERS) != 0 || casState(s, s | WAITERS)) {
+                    return true;
+                }
+            }
+        }
+
+        boolean hasFlag(int flag) {
+            return (lvState() & flag) != 0;
+        }
+
+        Entry lpLruNext() {
+            return lruNext;
+        }
+
+        void spLruNext(Entry next) {
+            lruNext = next;
+        }
+
+        Entry laLruNext() {
+            return (Entry) LRU_NEXT.getAcquire(this);
+        }
+
+        void soLruNext(Entry next) {
+            LRU_NEXT.setRelease(this, next);
+        }
+
+        @Override
+        public int key() {
+            return key;
+        }
+
+        @Override
+        public long value() {
+            return value;
+        }
+
+        @Override
+        public boolean reusable() {
+            return hasFlag(REUSABLE);
+        }
+
+        @Override
+        public void setReusable(boolean reusable) {
+            cache.ensureOpen();
+            setFlag(REUSABLE, reusable);
+        }
+
+        @Override
+        public void close() {
+            cache.release(this);
+        }
+
+        @Override
+        public String toString() {
+            int s = lvState();
+            return "MbCache.Entry[key=" + key + ", value=" + value + ", refcount=" + count(s)
+                    + ((s & REUSABLE) != 0 ? ", reusable" : "")
+                    + ((s & REFERENCED) != 0 ? ", referenced" : "") + "]";
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Bucket: struct mb_bucket (hlist_bl_head + req_list) with its lock bit
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * One hash bucket: the lock bit, the chain (newest at the end of the arrays), the in-progress
+     * request list, and the bucket's share of the statistics. Everything but {@code lockWord} is
+     * guarded by the lock bit.
+     */
+    static final class Bucket {
+        private static final VarHandle LOCK_WORD;
+        /** Spins with {@link Thread#onSpinWait()} before each yield while the bit is taken. */
+        private static final int SPINS_BEFORE_YIELD = 64;
+        private static final int LOCKED = 1;
+        private static final int[] NO_KEYS = {};
+        private static final Entry[] NO_ENTRIES = {};
+        private static final long[] NO_VALUES = {};
+
+        static {
+            try {
+                LOCK_WORD = MethodHandles.lookup().findVarHandle(Bucket.class, "lockWord", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        /** Bit 0 is the bucket lock (kernel: bit 0 of the {@code hlist_bl_head} pointer). */
+        private volatile int lockWord;
+
+        int chainLength;
+        int[] chainKeys = NO_KEYS;
+        Entry[] chainEntries = NO_ENTRIES;
+
+        int requestCount;
+        int[] requestKeys = NO_KEYS;
+        long[] requestValues = NO_VALUES;
+
+        long creates;
+        long duplicatesRefused;
+        long lookupHits;
+        long lookupMisses;
+        long deletes;
+
+        /**
+         * Takes the lock bit (kernel {@code hlist_bl_lock}). Acquire CAS: everything the previous
+         * holder wrote before its release store is visible after it.
+         */
+        void lock() {
+            if (!LOCK_WORD.weakCompareAndSetAcquire(this, 0, LOCKED)) {
+                lockContended();
+            }
+        }
+
+        private void lockContended() {
+            int spins = 0;
+            for (;;) {
+                // Opaque load: wait for the bit to clear without a write to the contended line.
+                if ((int) LOCK_WORD.getOpaque(this) == 0
+                        && LOCK_WORD.weakCompareAndSetAcquire(this, 0, LOCKED)) {
+                    return;
+                }
+                if (++spins < SPINS_BEFORE_YIELD) {
+                    Thread.onSpinWait();
+                } else {
+                    spins = 0;
+                    Thread.yield();
+                }
+            }
+        }
+
+        /** Drops the lock bit (kernel {@code hlist_bl_unlock}): a release store publishes our writes. */
+        void unlock() {
+            LOCK_WORD.setRelease(this, 0);
+        }
+
+        /** Index of the pair in the chain, newest first, or -1. Lock held. */
+        int indexOf(int key, long value) {
+            int[] keys = chainKeys;
+            Entry[] entries = chainEntries;
+            for (int i = chainLength - 1; i >= 0; i--) {
+                if (keys[i] == key && entries[i].value == value) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** Index of this very entry in the chain, or -1 if it left the chain. Lock held. */
+        int indexOfEntry(Entry entry) {
+            int[] keys = chainKeys;
+            Entry[] entries = chainEntries;
+            for (int i = chainLength - 1; i >= 0; i--) {
+                if (keys[i] == entry.key && entries[i] == entry) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /**
+         * The newest reusable live entry with this key at an index below {@code from}, referenced for
+         * the caller, or {@code null}. Lock held.
+         */
+        Entry findReusable(int key, int from) {
+            int[] keys = chainKeys;
+            Entry[] entries = chainEntries;
+            for (int i = from - 1; i >= 0; i--) {
+                if (keys[i] == key) {
+                    Entry entry = entries[i];
+                    if (entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
+                        return entry;
+                    }
+                }
+            }
+            return null;
+        }
+
+        /** Hashes the entry at the head of the chain (kernel {@code hlist_bl_add_head}). Lock held. */
+        void addNewest(Entry entry) {
+            int length = chainLength;
+            if (length == chainKeys.length) {
+                int capacity = grownCapacity(length);
+                chainKeys = Arrays.copyOf(chainKeys, capacity);
+                chainEntries = Arrays.copyOf(chainEntries, capacity);
+            }
+            chainKeys[length] = entry.key;
+            chainEntries[length] = entry;
+            chainLength = length + 1;
+        }
+
+        /** Unhashes the entry at {@code index}, keeping the order of the rest. Lock held. */
+        void removeAt(int index) {
+            int last = chainLength - 1;
+            System.arraycopy(chainKeys, index + 1, chainKeys, index, last - index);
+            System.arraycopy(chainEntries, index + 1, chainEntries, index, last - index);
+            chainEntries[last] = null;
+            chainLength = last;
+        }
+
+        /** Whether a create of the pair is in progress. Lock held. */
+        boolean hasRequest(int key, long value) {
+            for (int i = 0; i < requestCount; i++) {
+                if (requestKeys[i] == key && requestValues[i] == value) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /**
+         * Records a create in progress (kernel: {@code list_add(&req.lnode, &bucket->req_list)}). The
+         * arrays only grow when more creates than ever before are in flight in this bucket at once, so
+         * in the steady state recording a request allocates nothing. Lock held.
+         */
+        void addRequest(int key, long value) {
+            int count = requestCount;
+            if (count == requestKeys.length) {
+                int capacity = grownCapacity(count);
+                requestKeys = Arrays.copyOf(requestKeys, capacity);
+                requestValues = Arrays.copyOf(requestValues, capacity);
+            }
+            requestKeys[count] = key;
+            requestValues[count] = value;
+            requestCount = count + 1;
+        }
+
+        /** Forgets a create in progress (kernel {@code list_del(&req.lnode)}). Lock held. */
+        void removeRequest(int key, long value) {
+            int last = requestCount - 1;
+            for (int i = last; i >= 0; i--) {
+                if (requestKeys[i] == key && requestValues[i] == value) {
+                    requestKeys[i] = requestKeys[last];
+                    requestValues[i] = requestValues[last];
+                    requestCount = last;
+                    return;
+                }
+            }
+            throw new AssertionError("no request for key " + key + ", value " + value);
+        }
+
+        /** Kills and unhashes every entry (part of {@code mb_cache_destroy}). Lock held. */
+        void killAll() {
+            for (int i = 0; i < chainLength; i++) {
+                chainEntries[i].kill();
+            }
+            chainKeys = NO_KEYS;
+            chainEntries = NO_ENTRIES;
+            chainLength = 0;
+        }
+
+        /** Grows by half, from 4: at 16 entries a bucket the arrays are a fifth empty at most. */
+        private static int grownCapacity(int length) {
+            return Math.max(4, length + (length >> 1));
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Lru: c_list, c_list_lock, fed by a lock-free append buffer
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * The LRU list of all entries in creation order (kernel {@code c_list}), with its lock
+     * ({@code c_list_lock}) and the lock-free append buffer that keeps creates off that lock.
+     *
+     * <p>The append buffer is a stack of entries linked through {@code lruNext}, newest on top. A
+     * creator sets its entry's link to {@link #LINK_PENDING}, exchanges the entry onto the top, then
+     * stores the previous top into the link with release semantics. The drainer takes the whole
+     * stack with one exchange, waits out any link still pending (a creator between its two steps),
+     * and reverses the stack onto the tail of the list. The list itself is plain fields under
+     * {@link #lock}, linked oldest to newest through {@code lruNext}.
+     */
+    static final class Lru {
+        private static final VarHandle APPEND_TOP;
+        private static final VarHandle DEAD_ENTRIES;
+        /** Placeholder link of an entry pushed but not yet linked to the entry below it. */
+        private static final Entry LINK_PENDING = new Entry(null, 0, 0, false);
+
+        static {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                APPEND_TOP = lookup.findVarHandle(Lru.class, "appendTop", Entry.class);
+                DEAD_ENTRIES = lookup.findVarHandle(Lru.class, "deadEntries", long.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        /** Guards the list fields below; held by reclaim passes, purges and close. */
+        final ReentrantLock lock = new ReentrantLock();
+        private Entry head;
+        private Entry tail;
+        /** Entries on the list, dead ones included. */
+        private long length;
+
+        /** Top of the append buffer: the newest entry not yet drained. */
+        private volatile Entry appendTop;
+        /** Entries removed by {@code deleteOrGet} but still linked (list or buffer). */
+        private volatile long deadEntries;
+
+        /** Appends a new entry (kernel: {@code list_add_tail(&entry->e_list, &cache->c_list)}). */
+        void append(Entry entry) {
+            entry.spLruNext(LINK_PENDING);
+            Entry below = (Entry) APPEND_TOP.getAndSet(this, entry);
+            entry.soLruNext(below);
+        }
+
+        /** Moves everything appended so far onto the list's tail, oldest first. Lock held. */
+        void drainAppendBuffer() {
+            if (appendTop == null) {
+                return;
+            }
+            Entry newest = (Entry) APPEND_TOP.getAndSet(this, null);
+            Entry older = null;
+            Entry current = newest;
+            long drained = 0;
+            while (current != null) {
+                Entry below = awaitLink(current);
+                current.spLruNext(older);
+                older = current;
+                current = below;
+                drained++;
+            }
+            // 'older' is now the oldest drained entry, linked oldest to newest up to 'newest'.
+            if (tail == null) {
+                head = older;
+            } else {
+                tail.spLruNext(older);
+            }
+            tail = newest;
+            length += drained;
+        }
+
+        private static Entry awaitLink(Entry entry) {
+            Entry below;
+            while ((below = entry.laLruNext()) == LINK_PENDING) {
+                Thread.onSpinWait();
+            }
+            return below;
+        }
+
+        /** Unlinks and returns the oldest entry, or {@code null}. Lock held. */
+        Entry pollOldest() {
+            Entry oldest = head;
+            if (oldest != null) {
+                head = oldest.lpLruNext();
+                if (head == null) {
+                    tail = null;
+                }
+                oldest.spLruNext(null);
+                length--;
+            }
+            return oldest;
+        }
+
+        /** Links an entry at the tail (kernel {@code list_move_tail}, after the poll). Lock held. */
+        void addNewest(Entry entry) {
+            entry.spLruNext(null);
+            if (tail == null) {
+                head = entry;
+            } else {
+                tail.spLruNext(entry);
+            }
+            tail = entry;
+            length++;
+        }
+
+        long length() {
+            return length;
+        }
+
+        /** Counts one more dead entry left linked; returns how many there are now. */
+        long addDeadEntry() {
+            return (long) DEAD_ENTRIES.getAndAdd(this, 1L) + 1;
+        }
+
+        void forgetDeadEntries(long count) {
+            if (count != 0) {
+                DEAD_ENTRIES.getAndAdd(this, -count);
+            }
+        }
+
+        long deadEntries() {
+            return deadEntries;
+        }
+
+        /** Unlinks every dead entry (count 0) from the list. Lock held. Returns how many. */
+        long purgeDead() {
+            drainAppendBuffer();
+            long purged = 0;
+            Entry previous = null;
+            Entry current = head;
+            while (current != null) {
+                Entry next = current.lpLruNext();
+                if (Entry.count(current.lvState()) == 0) {
+                    if (previous == null) {
+                        head = next;
+                    } else {
+                        previous.spLruNext(next);
+                    }
+                    if (current == tail) {
+                        tail = previous;
+                    }
+                    current.spLruNext(null);
+                    purged++;
+                } else {
+                    previous = current;
+                }
+                current = next;
+            }
+            length -= purged;
+            forgetDeadEntries(purged);
+            return purged;
+        }
+
+        /** Drops everything (part of {@code mb_cache_destroy}). Lock held. */
+        void clear() {
+            APPEND_TOP.getAndSet(this, null);
+            head = null;
+            tail = null;
+            length = 0;
+            DEAD_ENTRIES.setVolatile(this, 0L);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // The cache: struct mb_cache
+    // ------------------------------------------------------------------------------------------
+
+    private static final VarHandle ENTRY_COUNT;
+    private static final VarHandle RECLAIM_PENDING;
+    private static final VarHandle CLOSED;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            ENTRY_COUNT = lookup.findVarHandle(EntryCount.class, "value", long.class);
+            RECLAIM_PENDING = lookup.findVarHandle(MbCache.class, "reclaimPending", boolean.class);
+            CLOSED = lookup.findVarHandle(MbCache.class, "closed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * The entry count (kernel {@code c_entry_count}), alone on its cache lines: it changes on every
+     * create and removal, and must not drag the read-mostly cache fields along.
+     */
+    static final class EntryCount {
+        long p01, p02, p03, p04, p05, p06, p07;
+        volatile long value;
+        long p11, p12, p13, p14, p15, p16, p17;
+    }
+
+    private final Bucket[] buckets;
+    private final int bucketBits;
+    private final long maxEntries;
+    private final CreateStrategy createStrategy;
+    private final Executor executor;
+    private final Lru lru = new Lru();
+    private final EntryCount entryCount = new EntryCount();
+    private final UnusedWaiters unusedWaiters = new UnusedWaiters();
+    private final MemoryPressureRegistry.Registration pressureRegistration;
+    private final Runnable backgroundReclaim = this::backgroundReclaim;
+
+    /** One background pass scheduled and not yet finished (kernel: {@code c_shrink_work} queued). */
+    private volatile boolean reclaimPending;
+    private volatile boolean closed;
+
+    // Reclaim statistics: reclaim is not a hot path, and these are written under the LRU lock.
+    private long entriesReclaimed;
+    private long backgroundReclaimPasses;
+    private long synchronousReclaimPasses;
+    private long requestedReclaimPasses;
+
+    private MbCache(Builder builder) {
+        this.bucketBits = builder.bucketBits;
+        this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries : (1L << bucketBits) << 4;
+        this.createStrategy = builder.createStrategy;
+        this.executor = builder.executor != null ? builder.executor : ReclaimThread.EXECUTOR;
+        this.buckets = new Bucket[1 << bucketBits];
+        for (int i = 0; i < buckets.length; i++) {
+            buckets[i] = new Bucket();
+        }
+        this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
+    }
+
+    /**
+     * A new cache of {@code 2^bucketBits} buckets with the defaults: {@code maxEntries} 16 per bucket,
+     * {@link CreateStrategy#REQUEST_LIST}, background reclaim on the shared daemon thread (kernel
+     * {@code mb_cache_create}).
+     *
+     * @throws IllegalArgumentException if {@code bucketBits} is outside {@code [0, 30]}
+     */
+    public static MbCache create(int bucketBits) {
+        return builder().bucketBits(bucketBits).build();
+    }
+
+    /** A builder with the defaults: 2^10 buckets, 16 entries per bucket, {@code REQUEST_LIST}. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Configures and builds an {@link MbCache}. Not thread-safe; each {@link #build()} makes a new cache. */
+    public static final class Builder {
+        private int bucketBits = DEFAULT_BUCKET_BITS;
+        private long maxEntries;
+        private Executor executor;
+        private CreateStrategy createStrategy = CreateStrategy.REQUEST_LIST;
+
+        private Builder() {}
+
+        /**
+         * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4.
+         *
+         * @throws IllegalArgumentException if outside {@code [0, 30]}
+         */
+        public Builder bucketBits(int bucketBits) {
+            if (bucketBits < 0 || bucketBits > MAX_BUCKET_BITS) {
+                throw new IllegalArgumentException(
+                        "bucketBits must be in [0, " + MAX_BUCKET_BITS + "], was " + bucketBits);
+            }
+            this.bucketBits = bucketBits;
+            return this;
+        }
+
+        /**
+         * The size at which creates start background reclaim (kernel {@code c_max_entries}); at twice
+         * this they also reclaim synchronously. Default {@code bucketCount << 4}.
+         *
+         * @throws IllegalArgumentException if not positive
+         */
+        public Builder maxEntries(long maxEntries) {
+            if (maxEntries <= 0) {
+                throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
+            }
+            this.maxEntries = maxEntries;
+            return this;
+        }
+
+        /**
+         * Where background reclaim passes run. Default: one shared daemon thread,
+         * {@code mbcache-reclaim}, for all caches that do not name their own.
+         *
+         * @throws NullPointerException if {@code executor} is null
+         */
+        public Builder executor(Executor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
+         * How creates refuse duplicates; default {@link CreateStrategy#REQUEST_LIST}.
+         *
+         * @throws NullPointerException if {@code createStrategy} is null
+         */
+        public Builder createStrategy(CreateStrategy createStrategy) {
+            this.createStrategy = Objects.requireNonNull(createStrategy, "createStrategy");
+            return this;
+        }
+
+        /** A new, empty cache, registered for memory-pressure reclaim until it is closed. */
+        public MbCache build() {
+            return new MbCache(this);
+        }
+    }
+
+    /** The bucket of a key (kernel {@code mb_cache_entry_bucket}). */
+    private Bucket bucketOf(int key) {
+        return buckets[hash32(key, bucketBits)];
+    }
+
+    /** log2 of the number of buckets. */
+    public int bucketBits() {
+        return bucketBits;
+    }
+
+    /** The size at which creates start reclaiming. */
+    public long maxEntries() {
+        return maxEntries;
+    }
+
+    /** How this cache refuses duplicates. */
+    public CreateStrategy createStrategy() {
+        return createStrategy;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_create}, with the request list of the 2019 patch when the
+     * strategy is {@link CreateStrategy#REQUEST_LIST}: then a refused duplicate allocates nothing,
+     * and an accepted create allocates the entry alone.
+     */
+    @Override
+    public boolean create(int key, long value, boolean reusable) {
+        ensureOpen();
+        reclaimIfLarge();
+        Bucket bucket = bucketOf(key);
+        Entry entry = createStrategy == CreateStrategy.REQUEST_LIST
+                ? hashWithRequest(bucket, key, value, reusable)
+                : hashAllocatedFirst(bucket, key, value, reusable);
+        if (entry == null) {
+            return false;
+        }
+        // Only now may anyone free it: listed and counted first (kernel fix 5fc4cbd9fde5).
+        lru.append(entry);
+        ENTRY_COUNT.getAndAdd(entryCount, 1L);
+        entry.releaseReference();
+        return true;
+    }
+
+    /** The reclaim triggers at the top of kernel {@code mb_cache_entry_create}. */
+    private void reclaimIfLarge() {
+        long count = lvEntryCount();
+        if (count >= maxEntries) {
+            scheduleBackgroundReclaim();
+            if (count >= 2 * maxEntries) {
+                reclaim(SYNC_SHRINK_BATCH, ReclaimKind.SYNCHRONOUS);
+            }
+        }
+    }
+
+    /** Steps 1-4 of the request-list create (contract section 5); the hashed entry or null. */
+    private Entry hashWithRequest(Bucket bucket, int key, long value, boolean reusable) {
+        bucket.lock();
+        try {
+            if (bucket.hasRequest(key, value) || bucket.indexOf(key, value) >= 0) {
+                bucket.duplicatesRefused++;
+                return null;
+            }
+            bucket.addRequest(key, value);
+        } finally {
+            bucket.unlock();
+        }
+        Entry entry;
+        try {
+            entry = new Entry(this, key, value, reusable);
+        } catch (Throwable allocationFailure) { // OutOfMemoryError: withdraw the request (kernel -ENOMEM)
+            bucket.lock();
+            try {
+                bucket.removeRequest(key, value);
+            } finally {
+                bucket.unlock();
+            }
+            throw allocationFailure;
+        }
+        // One critical section swaps the request for the entry: no twin can slip in between.
+        bucket.lock();
+        try {
+            bucket.removeRequest(key, value);
+            bucket.addNewest(entry);
+            bucket.creates++;
+        } finally {
+            bucket.unlock();
+        }
+        return entry;
+    }
+
+    /** Mainline create: allocate, then one critical section checks and hashes; the entry or null. */
+    private Entry hashAllocatedFirst(Bucket bucket, int key, long value, boolean reusable) {
+        Entry entry = new Entry(this, key, value, reusable);
+        bucket.lock();
+        try {
+            if (bucket.indexOf(key, value) >= 0) {
+                bucket.duplicatesRefused++;
+                return null;
+            }
+            bucket.addNewest(entry);
+            bucket.creates++;
+        } finally {
+            bucket.unlock();
+        }
+        return entry;
+    }
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_find_first}.
+     */
+    @Override
+    public CacheEntry findFirst(int key) {
+        ensureOpen();
+        return find(bucketOf(key), key, null);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_find_next}: the walk continues below {@code entry} in its chain,
+     * and only then is {@code entry} released, so it cannot be reclaimed from under the walk.
+     */
+    @Override
+    public CacheEntry findNext(CacheEntry entry) {
+        ensureOpen();
+        Entry previous = ownEntry(entry);
+        if (Entry.count(previous.lvState()) <= 1) {
+            throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
+        }
+        Entry next = find(bucketOf(previous.key), previous.key, previous);
+        try {
+            releaseReference(previous);
+        } catch (IllegalStateException overRelease) {
+            // The caller's reference was not there after all (released concurrently): undo our find.
+            if (next != null) {
+                releaseReference(next);
+            }
+            throw overRelease;
+        }
+        return next;
+    }
+
+    /**
+     * The walk of kernel {@code __entry_find}: the newest reusable live entry with {@code key},
+     * below {@code after} in the chain if {@code after} is still there, else from the chain head.
+     */
+    private Entry find(Bucket bucket, int key, Entry after) {
+        bucket.lock();
+        try {
+            int from = bucket.chainLength;
+            if (after != null) {
+                int at = bucket.indexOfEntry(after);
+                if (at >= 0) {
+                    from = at;
+                }
+            }
+            Entry found = bucket.findReusable(key, from);
+            if (found != null) {
+                bucket.lookupHits++;
+            } else {
+                bucket.lookupMisses++;
+            }
+            return found;
+        } finally {
+            bucket.unlock();
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_get}.
+     */
+    @Override
+    public CacheEntry get(int key, long value) {
+        ensureOpen();
+        Bucket bucket = bucketOf(key);
+        bucket.lock();
+        try {
+            int index = bucket.indexOf(key, value);
+            if (index >= 0) {
+                Entry entry = bucket.chainEntries[index];
+                if (entry.tryAcquire()) {
+                    bucket.lookupHits++;
+                    return entry;
+                }
+            }
+            bucket.lookupMisses++;
+            return null;
+        } finally {
+            bucket.unlock();
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_delete_or_get} (the 2022 fix of the journal-corruption race
+     * 65f8b80053a1): take a reference as {@code get} does, then claim the entry with a CAS of the
+     * count from 2 (the cache and us) to 0. Done under the bucket bit, so the claimed entry is unhashed
+     * before any other thread can find it dead in its chain.
+     */
+    @Override
+    public CacheEntry deleteOrGet(int key, long value) {
+        ensureOpen();
+        Bucket bucket = bucketOf(key);
+        bucket.lock();
+        try {
+            int index = bucket.indexOf(key, value);
+            if (index < 0) {
+                return null;
+            }
+            Entry entry = bucket.chainEntries[index];
+            if (!entry.tryAcquire()) {
+                return null;
+            }
+            if (!entry.tryClaim(2)) {
+                return entry; // somebody else holds it: hand it over, referenced
+            }
+            bucket.removeAt(index);
+            bucket.deletes++;
+        } finally {
+            bucket.unlock();
+        }
+        ENTRY_COUNT.getAndAdd(entryCount, -1L);
+        if (lru.addDeadEntry() > Math.max(SYNC_SHRINK_BATCH, lvEntryCount())) {
+            purgeDeadEntries();
+        }
+        return null;
+    }
+
+    /**
+     * Unlinks the entries {@code deleteOrGet} left on the LRU list, once they outnumber the live ones,
+     * so churn without reclaim cannot grow the list without bound. Skipped if a pass holds the list:
+     * the next delete tries again.
+     */
+    private void purgeDeadEntries() {
+        if (lru.lock.tryLock()) {
+            try {
+                lru.purgeDead();
+            } finally {
+                lru.lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_wait_unused}.
+     */
+    @Override
+    public void waitUnused(CacheEntry entry) throws InterruptedException {
+        ensureOpen();
+        unusedWaiters.await(ownEntry(entry), false, 0L);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_wait_unused}, with a time limit.
+     */
+    @Override
+    public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException {
+        ensureOpen();
+        Entry own = ownEntry(entry);
+        Objects.requireNonNull(unit, "unit");
+        return unusedWaiters.await(own, true, unit.toNanos(timeout));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_touch}.
+     */
+    @Override
+    public void touch(CacheEntry entry) {
+        ensureOpen();
+        ownEntry(entry).setFlag(Entry.REFERENCED, true);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_put}.
+     */
+    @Override
+    public void release(CacheEntry entry) {
+        ensureOpen();
+        releaseReference(ownEntry(entry));
+    }
+
+    /** Drops a caller's reference and wakes {@code waitUnused} if that made the entry unused. */
+    private void releaseReference(Entry entry) {
+        int state = entry.releaseReference();
+        if ((state & Entry.WAITERS) != 0 && Entry.count(state) <= 2) {
+            entry.setFlag(Entry.WAITERS, false);
+            unusedWaiters.wakeAll();
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_count} (the shrinker's {@code count_objects}).
+     */
+    @Override
+    public long size() {
+        ensureOpen();
+        return lvEntryCount();
+    }
+
+    private long lvEntryCount() {
+        return (long) ENTRY_COUNT.getVolatile(entryCount);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_scan} (the shrinker's {@code scan_objects}).
+     */
+    @Override
+    public long shrink(long nrToScan) {
+        ensureOpen();
+        if (nrToScan < 0) {
+            throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
+        }
+        return reclaim(nrToScan, ReclaimKind.REQUESTED);
+    }
+
+    /** What started a reclaim pass, for {@link CacheStats}. */
+    enum ReclaimKind { BACKGROUND, SYNCHRONOUS, REQUESTED }
+
+    /**
+     * One reclaim pass over up to {@code nrToScan} entries from the LRU head (kernel
+     * {@code mb_cache_shrink}). A referenced or held entry loses its referenced flag and moves to the
+     * tail; any other is claimed (count 1 to 0) and unhashed. Entries {@code deleteOrGet} already
+     * removed are dropped without counting. Unlike the kernel, the pass stops once a whole turn of the
+     * list freed nothing and cleared no flag, so it ends even when every entry is held.
+     *
+     * @return the number of entries freed
+     */
+    private long reclaim(long nrToScan, ReclaimKind kind) {
+        lru.lock.lock();
+        try {
+            countReclaimPass(kind);
+            long freed = 0;
+            long deadDropped = 0;
+            long fruitless = 0; // entries moved in a row without freeing one or clearing a flag
+            while (nrToScan > 0) {
+                lru.drainAppendBuffer(); // the list's tail is always the newest append
+                if (fruitless >= lru.length()) {
+                    break;
+                }
+                Entry entry = lru.pollOldest();
+                if (entry == null) {
+                    break;
+                }
+                int state = entry.lvState();
+                if (Entry.count(state) == 0) {
+                    deadDropped++;
+                    continue;
+                }
+                nrToScan--;
+                if ((state & Entry.REFERENCED) == 0 && Entry.count(state) == 1 && claimForReclaim(entry)) {
+                    freed++;
+                    fruitless = 0;
+                    continue;
+                }
+                if ((state & Entry.REFERENCED) != 0) {
+                    entry.setFlag(Entry.REFERENCED, false);
+                    fruitless = 0;
+                } else {
+                    fruitless++;
+                }
+                lru.addNewest(entry);
+            }
+            lru.forgetDeadEntries(deadDropped);
+            entriesReclaimed += freed;
+            ENTRY_COUNT.getAndAdd(entryCount, -freed);
+            return freed;
+        } finally {
+            lru.lock.unlock();
+        }
+    }
+
+    /** Claims an unused entry (count 1 to 0) and unhashes it, under its bucket bit. LRU lock held. */
+    private boolean claimForReclaim(Entry entry) {
+        Bucket bucket = bucketOf(entry.key);
+        bucket.lock();
+        try {
+            if (!entry.tryClaim(1)) {
+                return false;
+            }
+            bucket.removeAt(bucket.indexOfEntry(entry));
+            return true;
+        } finally {
+            bucket.unlock();
+        }
+    }
+
+    private void countReclaimPass(ReclaimKind kind) {
+        switch (kind) {
+            case BACKGROUND -> backgroundReclaimPasses++;
+            case SYNCHRONOUS -> synchronousReclaimPasses++;
+            case REQUESTED -> requestedReclaimPasses++;
+        }
+    }
+
+    /** Schedules one background pass unless one is pending (kernel: {@code queue_work(c_shrink_work)}). */
+    private void scheduleBackgroundReclaim() {
+        if (!reclaimPending && RECLAIM_PENDING.compareAndSet(this, false, true)) {
+            try {
+                executor.execute(backgroundReclaim);
+            } catch (RejectedExecutionException rejected) {
+                // The executor is shut down or full: creates fall back on the synchronous pass at 2x.
+                reclaimPending = false;
+            }
+        }
+    }
+
+    /** The background pass (kernel {@code mb_cache_shrink_worker}). */
+    private void backgroundReclaim() {
+        try {
+            if (!closed) {
+                reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimKind.BACKGROUND);
+            }
+        } finally {
+            reclaimPending = false;
+        }
+    }
+
+    /**
+     * The memory-pressure shrinker: scans half the entries, so unused unreferenced entries go first
+     * and a second notification reaches the referenced ones. Called by {@link MemoryPressureRegistry}.
+     */
+    void onMemoryPressure() {
+        if (closed) {
+            return;
+        }
+        long count = lvEntryCount();
+        if (count > 0) {
+            reclaim(Math.max(1, count / 2), ReclaimKind.REQUESTED);
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Sums the per-bucket counters, each bucket read under its bit.
+     */
+    @Override
+    public CacheStats stats() {
+        ensureOpen();
+        long creates = 0;
+        long duplicatesRefused = 0;
+        long lookupHits = 0;
+        long lookupMisses = 0;
+        long deletes = 0;
+        for (Bucket bucket : buckets) {
+            bucket.lock();
+            try {
+                creates += bucket.creates;
+                duplicatesRefused += bucket.duplicatesRefused;
+                lookupHits += bucket.lookupHits;
+                lookupMisses += bucket.lookupMisses;
+                deletes += bucket.deletes;
+            } finally {
+                bucket.unlock();
+            }
+        }
+        lru.lock.lock();
+        try {
+            return new CacheStats(creates, duplicatesRefused, lookupHits, lookupMisses, deletes,
+                    entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
+                    requestedReclaimPasses);
+        } finally {
+            lru.lock.unlock();
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_destroy}, plus leaving the memory-pressure registry. Entries callers
+     * still hold are dropped too; releasing them afterwards is an {@link IllegalStateException}.
+     */
+    @Override
+    public void close() {
+        if (!CLOSED.compareAndSet(this, false, true)) {
+            return;
+        }
+        MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        lru.lock.lock();
+        try {
+            for (Bucket bucket : buckets) {
+                bucket.lock();
+                try {
+                    bucket.killAll();
+                } finally {
+                    bucket.unlock();
+                }
+            }
+            lru.clear();
+            ENTRY_COUNT.setVolatile(entryCount, 0L);
+        } finally {
+            lru.lock.unlock();
+        }
+        unusedWaiters.wakeAll();
+    }
+
+    /**
+     * Entries linked on the LRU list and its append buffer, including removed ones not yet purged:
+     * what the list costs in memory. Package-private, for tests of the lazy unlinking.
+     */
+    long linkedEntries() {
+        lru.lock.lock();
+        try {
+            lru.drainAppendBuffer();
+            return lru.length();
+        } finally {
+            lru.lock.unlock();
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("cache is closed");
+        }
+    }
+
+    /** The argument as an entry of this cache, or the contract's exception. */
+    private Entry ownEntry(CacheEntry entry) {
+        Objects.requireNonNull(entry, "entry");
+        if (entry instanceof Entry && ((Entry) entry).cache == this) {
+            return (Entry) entry;
+        }
+        throw new IllegalArgumentException("entry belongs to another cache: " + entry);
+    }
+
+    @Override
+    public String toString() {
+        return "MbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", createStrategy="
+                + createStrategy + (closed ? ", closed" : ", size=" + lvEntryCount()) + "]";
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Waiting for an entry to become unused: wait_var_event / wake_up_var
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * The cache's wait queue for {@code waitUnused} (kernel {@code wait_var_event} on
+     * {@code e_refcnt}). Waits are rare, so one lock and condition serve the whole cache.
+     *
+     * <p>No lost wake-up: a waiter sets the entry's {@link Entry#WAITERS} bit and re-reads the count in
+     * one CAS loop while holding {@link #lock}, and only then awaits, which releases the lock
+     * atomically. A release that lowers the count after that CAS sees the bit and must take the same
+     * lock to signal, which it can only get once the waiter is waiting; a release before it leaves a
+     * count the waiter's CAS loop sees.
+     */
+    private final class UnusedWaiters {
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition released = lock.newCondition();
+
+        /** Waits until the entry's count is at most 2; {@code false} if the time ran out first. */
+        boolean await(Entry entry, boolean timed, long nanos) throws InterruptedException {
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            lock.lockInterruptibly();
+            try {
+                for (;;) {
+                    ensureOpen();
+                    if (!entry.markWaitingUnlessUnused()) {
+                        return true;
+                    }
+                    if (!timed) {
+                        released.await();
+                    } else if (nanos <= 0L) {
+                        return false;
+                    } else {
+                        nanos = released.awaitNanos(nanos);
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Wakes every waiter of this cache; each re-checks its own entry (kernel {@code wake_up_var}). */
+        void wakeAll() {
+            lock.lock();
+            try {
+                released.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** The default background-reclaim executor, created on first use (initialization-on-demand holder). */
+    private static final class ReclaimThread {
+        static final Executor EXECUTOR = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "mbcache-reclaim");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
 }

@@ -1,0 +1,148 @@
+package org.mbcache;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryNotificationInfo;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import javax.management.NotificationEmitter;
+
+/**
+ * The process-wide memory-pressure shrinker: the JVM's stand-in for the kernel's
+ * {@code register_shrinker}, through which memory reclaim asks every mbcache to count and scan its
+ * entries.
+ *
+ * <p>On first registration the registry sets a collection-usage threshold of
+ * {@value #THRESHOLD_PERCENT}% of the maximum on the old-generation heap pools (pools whose name
+ * says "Old" or "Tenured"; every heap pool that supports one on single-generation collectors), unless
+ * the application set one already, and listens for the JVM's
+ * {@link MemoryNotificationInfo#MEMORY_COLLECTION_THRESHOLD_EXCEEDED} notifications: "after a
+ * collection, the old generation is still this full". Each notification calls
+ * {@link MbCache#onMemoryPressure()} on every registered cache.
+ *
+ * <p>The registry holds caches only through weak references: a cache that leaves (on
+ * {@link MbCache#close()}) is forgotten at once, and one that is dropped without closing stays
+ * collectable and is purged from the set when the collector clears its reference.
+ */
+final class MemoryPressureRegistry {
+
+    static final MemoryPressureRegistry INSTANCE = new MemoryPressureRegistry();
+
+    /** Old-generation occupancy after a collection that counts as pressure. */
+    static final int THRESHOLD_PERCENT = 80;
+
+    /** A cache's membership; weak, so the registry never keeps a cache reachable. */
+    static final class Registration extends WeakReference<MbCache> {
+        Registration(MbCache cache, ReferenceQueue<MbCache> queue) {
+            super(cache, queue);
+        }
+    }
+
+    private final Set<Registration> registrations = ConcurrentHashMap.newKeySet();
+    private final ReferenceQueue<MbCache> collected = new ReferenceQueue<>();
+    private volatile boolean listening;
+
+    private MemoryPressureRegistry() {}
+
+    /** Adds a cache (kernel {@code register_shrinker}); called when the cache is built. */
+    Registration register(MbCache cache) {
+        expungeCollected();
+        listenOnce();
+        Registration registration = new Registration(cache, collected);
+        registrations.add(registration);
+        return registration;
+    }
+
+    /** Removes a cache (kernel {@code unregister_shrinker}); called when it is closed. */
+    void unregister(Registration registration) {
+        registrations.remove(registration);
+        registration.clear();
+    }
+
+    /** Whether the cache is registered (for tests: closing must remove it). */
+    boolean isRegistered(MbCache cache) {
+        for (Registration registration : registrations) {
+            if (registration.get() == cache) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The number of registrations not yet removed, collected ones included until expunged. */
+    int registrationCount() {
+        expungeCollected();
+        return registrations.size();
+    }
+
+    /**
+     * The pressure handler: asks every registered cache to shrink. Runs on the JVM's notification
+     * thread; tests call it directly to drive the path without exhausting the heap.
+     */
+    void onMemoryPressure() {
+        expungeCollected();
+        for (Registration registration : registrations) {
+            MbCache cache = registration.get();
+            if (cache != null) {
+                cache.onMemoryPressure();
+            }
+        }
+    }
+
+    private void expungeCollected() {
+        java.lang.ref.Reference<? extends MbCache> cleared;
+        while ((cleared = collected.poll()) != null) {
+            registrations.remove(cleared);
+        }
+    }
+
+    /** Installs the heap-pool thresholds and the notification listener, once per process. */
+    private void listenOnce() {
+        if (listening) {
+            return;
+        }
+        synchronized (this) {
+            if (listening) {
+                return;
+            }
+            listening = true;
+            List<MemoryPoolMXBean> pools = pressurePools();
+            for (MemoryPoolMXBean pool : pools) {
+                long max = pool.getUsage().getMax();
+                if (max > 0 && pool.getCollectionUsageThreshold() == 0) {
+                    pool.setCollectionUsageThreshold(max / 100 * THRESHOLD_PERCENT);
+                }
+            }
+            if (!pools.isEmpty() && ManagementFactory.getMemoryMXBean() instanceof NotificationEmitter) {
+                NotificationEmitter emitter = (NotificationEmitter) ManagementFactory.getMemoryMXBean();
+                emitter.addNotificationListener(
+                        (notification, handback) -> onMemoryPressure(),
+                        notification -> MemoryNotificationInfo.MEMORY_COLLECTION_THRESHOLD_EXCEEDED
+                                .equals(notification.getType()),
+                        null);
+            }
+        }
+    }
+
+    /** The heap pools to watch: the old generation, or every heap pool on one-generation collectors. */
+    private static List<MemoryPoolMXBean> pressurePools() {
+        List<MemoryPoolMXBean> oldGeneration = new ArrayList<>();
+        List<MemoryPoolMXBean> heap = new ArrayList<>();
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() != MemoryType.HEAP || !pool.isCollectionUsageThresholdSupported()) {
+                continue;
+            }
+            heap.add(pool);
+            String name = pool.getName();
+            if (name.contains("Old") || name.contains("Tenured")) {
+                oldGeneration.add(pool);
+            }
+        }
+        return oldGeneration.isEmpty() ? heap : oldGeneration;
+    }
+}

@@ -1,0 +1,237 @@
+package org.mbcache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayDeque;
+import java.util.Queue;
+import java.util.concurrent.Executor;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kernel port's reclaim, exactly: LRU order, second chance, the background pass of
+ * {@code maxEntries / 16} and the synchronous pass of 64. Keys are spread over one bucket or many;
+ * values stand for creation order.
+ */
+class MbCacheReclaimTest {
+
+    /** An executor that only collects tasks, so a test decides when background reclaim runs. */
+    static final class ManualExecutor implements Executor {
+        final Queue<Runnable> tasks = new ArrayDeque<>();
+
+        @Override
+        public void execute(Runnable task) {
+            tasks.add(task);
+        }
+
+        void runAll() {
+            Runnable task;
+            while ((task = tasks.poll()) != null) {
+                task.run();
+            }
+        }
+    }
+
+    private final ManualExecutor executor = new ManualExecutor();
+
+    private MbCache cache(int bucketBits, long maxEntries) {
+        return MbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries).executor(executor).build();
+    }
+
+    private static boolean cached(MbCache cache, int key, long value) {
+        CacheEntry entry = cache.get(key, value);
+        if (entry == null) {
+            return false;
+        }
+        cache.release(entry);
+        return true;
+    }
+
+    @Test
+    void aPassFreesExactlyTheOldestUnusedEntries() {
+        try (MbCache cache = cache(4, 1000)) {
+            for (int i = 0; i < 10; i++) {
+                cache.create(i, i, true);
+            }
+            assertEquals(3, cache.shrink(3));
+            for (int i = 0; i < 10; i++) {
+                assertEquals(i >= 3, cached(cache, i, i), "entry " + i);
+            }
+        }
+    }
+
+    @Test
+    void aTouchedEntryGetsASecondChance() {
+        try (MbCache cache = cache(4, 1000)) {
+            for (int i = 0; i < 4; i++) {
+                cache.create(i, i, true);
+            }
+            CacheEntry oldest = cache.get(0, 0);
+            cache.touch(oldest);
+            cache.release(oldest);
+
+            assertEquals(1, cache.shrink(2)); // looks at 0 (touched: moved to the tail), frees 1
+            assertTrue(cached(cache, 0, 0));
+            assertEquals(2, cache.shrink(2)); // frees 2 and 3: entry 0 now sits behind them
+            assertTrue(cached(cache, 0, 0));
+            assertEquals(1, cache.shrink(1)); // its flag was cleared: freed on the next visit
+            assertEquals(0, cache.size());
+        }
+    }
+
+    @Test
+    void aHeldEntryIsMovedToTheTailNotFreed() {
+        try (MbCache cache = cache(4, 1000)) {
+            cache.create(1, 1, true);
+            cache.create(2, 2, true);
+            CacheEntry held = cache.get(1, 1);
+
+            assertEquals(1, cache.shrink(2));
+            assertTrue(cached(cache, 1, 1));
+            assertNull(cache.get(2, 2));
+            cache.release(held);
+            assertEquals(1, cache.shrink(1));
+        }
+    }
+
+    @Test
+    void shrinkOfEverythingReturnsWhenEveryEntryIsHeld() {
+        try (MbCache cache = cache(2, 1000)) {
+            for (int i = 0; i < 5; i++) {
+                cache.create(i, i, true);
+            }
+            CacheEntry[] held = new CacheEntry[5];
+            for (int i = 0; i < 5; i++) {
+                held[i] = cache.get(i, i);
+                cache.touch(held[i]);
+            }
+            assertEquals(0, cache.shrink(Long.MAX_VALUE));
+            assertEquals(5, cache.size());
+            for (CacheEntry entry : held) {
+                cache.release(entry);
+            }
+            assertEquals(5, cache.shrink(Long.MAX_VALUE));
+        }
+    }
+
+    @Test
+    void entriesRemovedByDeleteOrGetDoNotCountAsScanned() {
+        try (MbCache cache = cache(4, 1000)) {
+            for (int i = 0; i < 4; i++) {
+                cache.create(i, i, true);
+            }
+            assertNull(cache.deleteOrGet(0, 0));
+            assertNull(cache.deleteOrGet(1, 1));
+            assertEquals(2, cache.shrink(2)); // scans 2 and 3, skipping the removed two
+            assertEquals(0, cache.size());
+        }
+    }
+
+    @Test
+    void churnWithoutReclaimDoesNotGrowTheLruListWithoutBound() {
+        try (MbCache cache = cache(4, 1_000_000)) {
+            for (int round = 0; round < 10_000; round++) {
+                cache.create(round, round, true);
+                assertNull(cache.deleteOrGet(round, round));
+            }
+            assertEquals(0, cache.size());
+            assertTrue(cache.linkedEntries() <= MbCache.SYNC_SHRINK_BATCH + 1,
+                    "linked after churn: " + cache.linkedEntries());
+        }
+    }
+
+    @Test
+    void createAtMaxEntriesSchedulesOneBackgroundPass() {
+        try (MbCache cache = cache(4, 32)) {
+            for (int i = 0; i < 40; i++) {
+                cache.create(i, i, true);
+            }
+            assertEquals(1, executor.tasks.size(), "at most one pass pending");
+        }
+    }
+
+    @Test
+    void theBackgroundPassScansASixteenthOfMaxEntries() {
+        try (MbCache cache = cache(4, 64)) {
+            for (int i = 0; i < 70; i++) {
+                cache.create(i, i, true);
+            }
+            executor.runAll();
+            assertEquals(70 - 64 / 16, cache.size());
+            assertEquals(1, cache.stats().backgroundReclaimPasses());
+            assertTrue(cached(cache, 4, 4));
+            assertNull(cache.get(3, 3)); // the four oldest went
+        }
+    }
+
+    @Test
+    void aNewBackgroundPassCanBeScheduledOnceThePendingOneRan() {
+        try (MbCache cache = cache(4, 16)) {
+            for (int i = 0; i < 17; i++) {
+                cache.create(i, i, true);
+            }
+            executor.runAll();
+            cache.create(100, 100, true);
+            cache.create(101, 101, true);
+            assertEquals(1, executor.tasks.size());
+        }
+    }
+
+    @Test
+    void createAtTwiceMaxEntriesReclaimsSixtyFourSynchronously() {
+        try (MbCache cache = cache(6, 100)) {
+            for (int i = 0; i < 200; i++) {
+                cache.create(i, i, true);
+            }
+            assertEquals(200, cache.size());
+            cache.create(200, 200, true); // background never runs here: the creator must reclaim
+            assertEquals(201 - MbCache.SYNC_SHRINK_BATCH, cache.size());
+            assertEquals(1, cache.stats().synchronousReclaimPasses());
+            assertEquals(0, cache.stats().backgroundReclaimPasses());
+        }
+    }
+
+    @Test
+    void sizeSeenFromOneThreadNeverExceedsTwiceMaxEntries() {
+        try (MbCache cache = cache(3, 128)) {
+            for (int i = 0; i < 10_000; i++) {
+                cache.create(i, i, true);
+                assertTrue(cache.size() <= 2 * 128, "size " + cache.size());
+            }
+        }
+    }
+
+    @Test
+    void statsCountEntriesReclaimedAndPassesByKind() {
+        try (MbCache cache = cache(4, 1000)) {
+            for (int i = 0; i < 5; i++) {
+                cache.create(i, i, true);
+            }
+            cache.shrink(2);
+            cache.shrink(1);
+            CacheStats stats = cache.stats();
+            assertEquals(3, stats.entriesReclaimed());
+            assertEquals(2, stats.requestedReclaimPasses());
+            assertEquals(2, stats.reclaimPasses());
+        }
+    }
+
+    @Test
+    void chainOrderIsNewestFirstAcrossReclaim() {
+        try (MbCache cache = cache(0, 1000)) {
+            for (int value = 0; value < 5; value++) {
+                cache.create(7, value, true);
+            }
+            cache.shrink(2); // frees values 0 and 1
+            CacheEntry entry = cache.findFirst(7);
+            for (long expected = 4; expected >= 2; expected--) {
+                assertNotNull(entry);
+                assertEquals(expected, entry.value());
+                entry = cache.findNext(entry);
+            }
+            assertNull(entry);
+        }
+    }
+}

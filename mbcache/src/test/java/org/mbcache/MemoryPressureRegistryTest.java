@@ -1,0 +1,92 @@
+package org.mbcache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.ref.WeakReference;
+import org.junit.jupiter.api.Test;
+
+/** The memory-pressure shrinker, driven by calling its handler directly. */
+class MemoryPressureRegistryTest {
+
+    @Test
+    void aBuiltCacheIsRegistered() {
+        try (MbCache cache = MbCache.create(2)) {
+            assertTrue(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+        }
+    }
+
+    @Test
+    void aClosedCacheLeavesTheRegistry() {
+        MbCache cache = MbCache.create(2);
+        cache.close();
+        assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+    }
+
+    @Test
+    void pressureShrinksEveryRegisteredCacheByHalf() {
+        try (MbCache first = MbCache.create(4); MbCache second = MbCache.create(4)) {
+            for (int i = 0; i < 100; i++) {
+                first.create(i, i, true);
+                second.create(i, i, true);
+            }
+            MemoryPressureRegistry.INSTANCE.onMemoryPressure();
+            assertEquals(50, first.size());
+            assertEquals(50, second.size());
+            assertEquals(1, first.stats().requestedReclaimPasses());
+        }
+    }
+
+    @Test
+    void pressureFreesTheOldestEntriesFirst() {
+        try (MbCache cache = MbCache.create(4)) {
+            for (int i = 0; i < 10; i++) {
+                cache.create(i, i, true);
+            }
+            MemoryPressureRegistry.INSTANCE.onMemoryPressure();
+            assertNull(cache.get(4, 4));
+            CacheEntry survivor = cache.get(5, 5);
+            assertEquals(5, survivor.value());
+            cache.release(survivor);
+        }
+    }
+
+    @Test
+    void pressureNeverFreesAHeldEntry() {
+        try (MbCache cache = MbCache.create(4)) {
+            cache.create(1, 1, true);
+            cache.create(2, 2, true);
+            CacheEntry held = cache.get(1, 1);
+            MemoryPressureRegistry.INSTANCE.onMemoryPressure();
+            MemoryPressureRegistry.INSTANCE.onMemoryPressure();
+            assertEquals(1, cache.size());
+            cache.release(held);
+        }
+    }
+
+    @Test
+    void theRegistryDoesNotKeepAnUnclosedCacheReachable() throws InterruptedException {
+        WeakReference<MbCache> dropped = new WeakReference<>(MbCache.create(4));
+        for (int attempt = 0; attempt < 50 && dropped.get() != null; attempt++) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertNull(dropped.get(), "the registry kept a dropped cache reachable");
+    }
+
+    @Test
+    void theRegistryDoesNotKeepAClosedCacheReachable() throws InterruptedException {
+        MbCache cache = MbCache.create(4);
+        cache.create(1, 1, true);
+        cache.close();
+        WeakReference<MbCache> closed = new WeakReference<>(cache);
+        cache = null;
+        for (int attempt = 0; attempt < 50 && closed.get() != null; attempt++) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertNull(closed.get(), "a closed cache stayed reachable");
+    }
+}
