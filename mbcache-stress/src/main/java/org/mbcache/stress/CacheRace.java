@@ -29,6 +29,34 @@ abstract class CacheRace {
         return entry == null ? 0 : 1;
     }
 
+    /**
+     * Result value for "the cache refused to take back a reference the test held": the entry was freed
+     * (its count forced to zero) while somebody held it. Shown instead of {@code size()}.
+     */
+    static final int REFERENCE_LOST = -99;
+
+    /**
+     * Gives back the references the test holds (nulls are skipped), and reports whether the cache took
+     * them all. A refused release ({@link IllegalStateException}) means the entry was freed under its
+     * holder; the tests turn that into the {@link #REFERENCE_LOST} outcome rather than an error, so that
+     * the broken interleaving shows in the results table.
+     *
+     * @return {@code true} if every release was accepted
+     */
+    boolean releaseAll(CacheEntry... held) {
+        boolean accepted = true;
+        for (CacheEntry entry : held) {
+            if (entry != null) {
+                try {
+                    cache.release(entry);
+                } catch (IllegalStateException refused) {
+                    accepted = false;
+                }
+            }
+        }
+        return accepted;
+    }
+
     /** Gives back a reference the test holds, if it holds one. */
     void releaseIfHeld(CacheEntry entry) {
         if (entry != null) {

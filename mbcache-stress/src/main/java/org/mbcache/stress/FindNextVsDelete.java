@@ -26,7 +26,8 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  * head cannot be forced from outside; this test races the step that can be: the walk onto an entry
  * that is being deleted. Result: {@code r1} = the walk started at the newest entry (1); {@code r2} =
  * {@code findNext} returned the other entry (1), {@code null} (0) or a wrong one (-1); {@code r3} =
- * {@code deleteOrGet} returned the entry (1) or deleted it (0); {@code r4} = {@code size()} at the end.
+ * {@code deleteOrGet} returned the entry (1) or deleted it (0); {@code r4} = {@code size()} at the end,
+ * or -99 if the cache refused to take back a held reference (the entry had been freed under it).
  */
 @Outcome(id = "1, 1, 1, 2", expect = ACCEPTABLE, desc = "Walk first: findNext holds the second entry, so deleteOrGet hands it back.")
 @Outcome(id = "1, 0, 0, 1", expect = ACCEPTABLE, desc = "Delete first: the walk ends after the first entry.")
@@ -64,9 +65,7 @@ public final class FindNextVsDelete {
         }
 
         void settle(IIII_Result r) {
-            releaseIfHeld(reached);
-            releaseIfHeld(returned);
-            r.r4 = size();
+            r.r4 = releaseAll(reached, returned) ? size() : REFERENCE_LOST;
             cache.close();
         }
     }

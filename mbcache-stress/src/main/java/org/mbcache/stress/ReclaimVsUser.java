@@ -21,7 +21,8 @@ import org.openjdk.jcstress.infra.results.III_Result;
  * 58318914186c).
  *
  * <p>Result: {@code r1} = the user found the entry (1) or not (0); {@code r2} = entries freed by
- * {@code shrink(1)}; {@code r3} = {@code size()} after the user released its reference.
+ * {@code shrink(1)}; {@code r3} = {@code size()} after the user released its reference,
+ * or -99 if the cache refused that release (the entry had been freed under the user).
  */
 @Outcome(id = "1, 0, 1", expect = ACCEPTABLE, desc = "User first: reclaim skips the held entry, which stays cached.")
 @Outcome(id = "0, 1, 0", expect = ACCEPTABLE, desc = "Reclaim first: the entry is freed and the lookup misses it.")
@@ -51,8 +52,7 @@ public final class ReclaimVsUser {
         }
 
         void settle(III_Result r) {
-            releaseIfHeld(held);
-            r.r3 = size();
+            r.r3 = releaseAll(held) ? size() : REFERENCE_LOST;
             cache.close();
         }
     }

@@ -22,7 +22,8 @@ import org.openjdk.jcstress.infra.results.III_Result;
  * {@code mb_cache_entry_get()}'s {@code atomic_inc_not_zero} (mbcache2 rewrite, 2016, Jan Kara).
  *
  * <p>Result: {@code r1} = {@code deleteOrGet} returned the entry (1) or deleted it (0); {@code r2} = the
- * lookup returned the entry (1) or not (0); {@code r3} = {@code size()} after both released.
+ * lookup returned the entry (1) or not (0); {@code r3} = {@code size()} after both released,
+ * or -99 if the cache refused one of those releases (the entry had been freed under its holder).
  */
 @Outcome(id = "0, 0, 0", expect = ACCEPTABLE, desc = "Delete first: the count reached zero and the lookup missed.")
 @Outcome(id = "1, 1, 1", expect = ACCEPTABLE, desc = "Lookup first: its reference made deleteOrGet hand the entry back.")
@@ -57,9 +58,7 @@ public final class ReleaseToZeroVsLookup {
         }
 
         void settle(III_Result r) {
-            releaseIfHeld(returned);
-            releaseIfHeld(found);
-            r.r3 = size();
+            r.r3 = releaseAll(returned, found) ? size() : REFERENCE_LOST;
             cache.close();
         }
     }

@@ -22,7 +22,8 @@ import org.openjdk.jcstress.infra.results.III_Result;
  *
  * <p>Result: {@code r1} = the reuser found the entry (1) or not (0), -1 if it found a wrong one;
  * {@code r2} = {@code deleteOrGet} returned the entry (1) or {@code null} (0); {@code r3} = {@code size()}
- * after both gave their references back.
+ * after both gave their references back, or -99 if the cache refused one (the entry had been freed
+ * under its holder).
  */
 @Outcome(id = "1, 1, 1", expect = ACCEPTABLE, desc = "Reuser first: deleteOrGet hands the held entry back, nothing is deleted.")
 @Outcome(id = "0, 0, 0", expect = ACCEPTABLE, desc = "Deleter first: the entry is gone, the reuser finds nothing.")
@@ -54,9 +55,7 @@ public final class ReuseVsRelease {
         }
 
         void settle(III_Result r) {
-            releaseIfHeld(reused);
-            releaseIfHeld(returned);
-            r.r3 = size();
+            r.r3 = releaseAll(reused, returned) ? size() : REFERENCE_LOST;
             cache.close();
         }
     }
