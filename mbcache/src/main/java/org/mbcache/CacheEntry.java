@@ -17,15 +17,25 @@ package org.mbcache;
  */
 public interface CacheEntry extends AutoCloseable {
 
-    /** The 32-bit key (a hash of the content). Immutable. */
+    /**
+     * The 32-bit key (a hash of the content). Immutable.
+     *
+     * @return the key
+     */
     int key();
 
-    /** The 64-bit value (the block or object id). Immutable. */
+    /**
+     * The 64-bit value (the block or object id). Immutable.
+     *
+     * @return the value
+     */
     long value();
 
     /**
      * Whether {@link DedupCache#findFirst}/{@link DedupCache#findNext} may hand this entry out (ext4's
-     * {@code MBE_REUSABLE_B}). A plain read of a flag that other threads may change at any time.
+     * {@code MBE_REUSABLE_B}). A volatile read of a flag that other threads may change at any time.
+     *
+     * @return whether the entry is reusable now
      */
     boolean reusable();
 
@@ -34,6 +44,7 @@ public interface CacheEntry extends AutoCloseable {
      * reference count, so a concurrent {@link DedupCache#touch} is never lost (kernel fix
      * a44e84a9b776). The caller should hold a reference to the entry.
      *
+     * @param reusable the new value of the flag
      * @throws IllegalStateException if the entry's cache has been closed
      */
     void setReusable(boolean reusable);

@@ -47,6 +47,7 @@ public interface DedupCache extends AutoCloseable {
      * The newest reusable live entry with this key, referenced for the caller (kernel
      * {@code mb_cache_entry_find_first}).
      *
+     * @param key the content hash
      * @return the entry, or {@code null} if there is none
      * @throws IllegalStateException if the cache is closed
      */
@@ -57,6 +58,7 @@ public interface DedupCache extends AutoCloseable {
      * from the chain head if {@code entry} was removed meanwhile (kernel {@code mb_cache_entry_find_next}).
      * Releases the caller's reference to {@code entry} in all cases.
      *
+     * @param entry an entry the caller holds, as returned by {@code findFirst} or {@code findNext}
      * @return the next entry, referenced for the caller, or {@code null} at the end of the chain
      * @throws NullPointerException if {@code entry} is null
      * @throws IllegalArgumentException if {@code entry} belongs to another cache
@@ -68,6 +70,8 @@ public interface DedupCache extends AutoCloseable {
      * The entry with exactly this pair, reusable or not, referenced for the caller (kernel
      * {@code mb_cache_entry_get}).
      *
+     * @param key the content hash
+     * @param value the id of the thing holding the content
      * @return the entry, or {@code null} if the pair is not cached
      * @throws IllegalStateException if the cache is closed
      */
@@ -78,6 +82,8 @@ public interface DedupCache extends AutoCloseable {
      * {@code mb_cache_entry_delete_or_get}). A returned entry means somebody is using the pair right
      * now; ext4 then calls {@link #waitUnused}, releases, and tries again.
      *
+     * @param key the content hash
+     * @param value the id of the thing holding the content
      * @return {@code null} if the pair was removed or was not cached; otherwise the entry, referenced
      *     for the caller
      * @throws IllegalStateException if the cache is closed
@@ -89,6 +95,7 @@ public interface DedupCache extends AutoCloseable {
      * {@code mb_cache_entry_wait_unused}). Every release that brings the count down to that wakes the
      * waiters; no wake-up is lost. The caller must hold a reference to {@code entry}.
      *
+     * @param entry an entry the caller holds
      * @throws InterruptedException if the thread is interrupted while waiting
      * @throws NullPointerException if {@code entry} is null
      * @throws IllegalArgumentException if {@code entry} belongs to another cache
@@ -99,6 +106,9 @@ public interface DedupCache extends AutoCloseable {
     /**
      * Like {@link #waitUnused(CacheEntry)}, giving up after {@code timeout}.
      *
+     * @param entry an entry the caller holds
+     * @param timeout the longest time to wait; zero or less does not wait
+     * @param unit the unit of {@code timeout}
      * @return {@code true} if only the cache and the caller hold {@code entry}; {@code false} if the
      *     time ran out first
      * @throws InterruptedException if the thread is interrupted while waiting
@@ -112,6 +122,7 @@ public interface DedupCache extends AutoCloseable {
      * Marks {@code entry} as recently used, so that the next reclaim pass gives it a second chance
      * (kernel {@code mb_cache_entry_touch}). Never loses a concurrent {@link CacheEntry#setReusable}.
      *
+     * @param entry an entry the caller holds
      * @throws NullPointerException if {@code entry} is null
      * @throws IllegalArgumentException if {@code entry} belongs to another cache
      * @throws IllegalStateException if the cache is closed
@@ -121,6 +132,7 @@ public interface DedupCache extends AutoCloseable {
     /**
      * Gives back the caller's reference to {@code entry} (kernel {@code mb_cache_entry_put}).
      *
+     * @param entry an entry the caller holds
      * @throws NullPointerException if {@code entry} is null
      * @throws IllegalArgumentException if {@code entry} belongs to another cache
      * @throws IllegalStateException if {@code entry} is released more often than it was handed out
@@ -131,6 +143,7 @@ public interface DedupCache extends AutoCloseable {
     /**
      * The number of entries in the cache (the shrinker's {@code count_objects}).
      *
+     * @return the entry count
      * @throws IllegalStateException if the cache is closed
      */
     long size();
@@ -140,6 +153,7 @@ public interface DedupCache extends AutoCloseable {
      * unused entries are freed oldest first, referenced or held ones get a second chance. Returns
      * early once nothing more can be freed, so {@code shrink(Long.MAX_VALUE)} terminates.
      *
+     * @param nrToScan the most entries to look at
      * @return the number of entries freed
      * @throws IllegalArgumentException if {@code nrToScan} is negative
      * @throws IllegalStateException if the cache is closed
@@ -149,6 +163,7 @@ public interface DedupCache extends AutoCloseable {
     /**
      * A snapshot of the cache's counters.
      *
+     * @return the counters now
      * @throws IllegalStateException if the cache is closed
      */
     CacheStats stats();

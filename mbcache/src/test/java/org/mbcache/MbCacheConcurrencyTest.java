@@ -1,0 +1,144 @@
+package org.mbcache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Races only the kernel port's structures can lose: the lock-free LRU append buffer against
+ * reclaim passes, and size accounting across create, deleteOrGet and reclaim at once.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class MbCacheConcurrencyTest {
+
+    /** Runs each task on its own thread, all released together; rethrows the first failure. */
+    static void runTogether(Runnable... tasks) throws Exception {
+        CyclicBarrier start = new CyclicBarrier(tasks.length);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Thread> threads = new ArrayList<>();
+        for (Runnable task : tasks) {
+            Thread thread = new Thread(() -> {
+                try {
+                    start.await();
+                    task.run();
+                } catch (Throwable t) {
+                    failure.compareAndSet(null, t);
+                }
+            });
+            thread.start();
+            threads.add(thread);
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        if (failure.get() != null) {
+            throw new AssertionError("a racing thread failed", failure.get());
+        }
+    }
+
+    private static MbCache unboundedCache(int bucketBits) {
+        // A maxEntries no test reaches, and an executor that never runs: only the test reclaims.
+        return MbCache.builder().bucketBits(bucketBits).maxEntries(Long.MAX_VALUE / 4)
+                .executor(task -> {}).build();
+    }
+
+    @Test
+    void everyEntryCreatedConcurrentlyReachesTheLruList() throws Exception {
+        try (MbCache cache = unboundedCache(4)) {
+            int perThread = 20_000;
+            runTogether(
+                    () -> { for (int i = 0; i < perThread; i++) cache.create(i, i, true); },
+                    () -> { for (int i = 0; i < perThread; i++) cache.create(i, -1 - i, true); },
+                    () -> { for (int round = 0; round < 200; round++) cache.linkedEntries(); });
+            assertEquals(2L * perThread, cache.linkedEntries());
+            assertEquals(2L * perThread, cache.shrink(Long.MAX_VALUE));
+            assertEquals(0, cache.size());
+        }
+    }
+
+    @Test
+    void reclaimFollowsEachThreadsCreationOrder() throws Exception {
+        try (MbCache cache = unboundedCache(6)) {
+            int perThread = 10_000;
+            runTogether(
+                    () -> { for (int i = 0; i < perThread; i++) cache.create(1, i, true); },
+                    () -> { for (int i = 0; i < perThread; i++) cache.create(2, i, true); });
+            cache.shrink(perThread); // frees the oldest half of the interleaving
+            for (int key = 1; key <= 2; key++) {
+                boolean seenSurvivor = false;
+                for (int i = 0; i < perThread; i++) {
+                    CacheEntry entry = cache.get(key, i);
+                    if (entry != null) {
+                        seenSurvivor = true;
+                        cache.release(entry);
+                    } else {
+                        assertTrue(!seenSurvivor, "key " + key + ": value " + i
+                                + " was reclaimed although an older value of the same thread survived");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void sizeEqualsLiveEntriesAfterCreateDeleteAndReclaimRace() throws Exception {
+        try (MbCache cache = unboundedCache(2)) {
+            int keys = 64;
+            Runnable churn = () -> {
+                ThreadLocalRandom random = ThreadLocalRandom.current();
+                for (int i = 0; i < 100_000; i++) {
+                    int key = random.nextInt(keys);
+                    if (random.nextBoolean()) {
+                        cache.create(key, key, true);
+                    } else {
+                        CacheEntry held = cache.deleteOrGet(key, key);
+                        if (held != null) {
+                            cache.release(held);
+                        }
+                    }
+                    assertTrue(cache.size() >= 0, "negative size");
+                }
+            };
+            Runnable reclaim = () -> {
+                for (int i = 0; i < 2_000; i++) {
+                    cache.shrink(8);
+                }
+            };
+            runTogether(churn, churn, reclaim);
+            long live = 0;
+            for (int key = 0; key < keys; key++) {
+                CacheEntry entry = cache.get(key, key);
+                if (entry != null) {
+                    live++;
+                    cache.release(entry);
+                }
+            }
+            assertEquals(live, cache.size());
+            assertEquals(live, cache.shrink(Long.MAX_VALUE));
+        }
+    }
+
+    @Test
+    void racingCreatorsOfOnePairInOneBucketLeaveExactlyOneEntry() throws Exception {
+        for (CreateStrategy strategy : CreateStrategy.values()) {
+            try (MbCache cache = MbCache.builder().bucketBits(0).createStrategy(strategy)
+                    .maxEntries(Long.MAX_VALUE / 4).executor(task -> {}).build()) {
+                int rounds = 5_000;
+                int[] wins = new int[2];
+                runTogether(
+                        () -> { for (int i = 0; i < rounds; i++) if (cache.create(i, i, true)) wins[0]++; },
+                        () -> { for (int i = 0; i < rounds; i++) if (cache.create(i, i, true)) wins[1]++; });
+                assertEquals(rounds, wins[0] + wins[1], strategy + ": winners");
+                assertEquals(rounds, cache.size(), strategy + ": size");
+            }
+        }
+    }
+}
