@@ -3,6 +3,7 @@ package org.mbcache.stress;
 import org.mbcache.CreateStrategy;
 import org.mbcache.DedupCache;
 import org.mbcache.MbCache;
+import org.mbcache.caffeine.CaffeineDedupCache;
 
 /**
  * The {@link DedupCache} implementations the stress tests run against, with the small configuration
@@ -13,6 +14,10 @@ import org.mbcache.MbCache;
  * test ever creates, so that no background reclaim pass interferes with the race under test. A test
  * closes its cache in its {@code @Arbiter}, because {@link MbCache} registers every cache with a
  * process-wide memory-pressure registry until it is closed.
+ *
+ * <p>Every race runs on {@link #MBCACHE_REQUEST_LIST}; the races of {@code create} also run on
+ * {@link #MBCACHE_ALLOCATE_FIRST}, and the most important ones (racing creators, reuse vs release,
+ * reclaim vs user, release to zero vs lookup) on {@link #CAFFEINE}.
  */
 public enum Backend {
 
@@ -29,6 +34,18 @@ public enum Backend {
         @Override
         public DedupCache open() {
             return mbCache(CreateStrategy.ALLOCATE_FIRST);
+        }
+    },
+
+    /**
+     * The Caffeine-backed implementation. Its maintenance (eviction, unpin drains) runs on the calling
+     * threads ({@code Runnable::run}), so a trial leaves no work behind on a shared pool that would
+     * compete with the next trial's actors for the two CPUs.
+     */
+    CAFFEINE {
+        @Override
+        public DedupCache open() {
+            return CaffeineDedupCache.builder().maxEntries(MAX_ENTRIES).executor(Runnable::run).build();
         }
     };
 

@@ -102,4 +102,33 @@ public final class RacingCreators {
             count(r);
         }
     }
+
+    /** The race on the Caffeine backend. */
+    @JCStressTest
+    @JCStressMeta(RacingCreators.class)
+    @State
+    public static class Caffeine extends Race {
+        /** A fresh, empty cache. */
+        public Caffeine() {
+            super(Backend.CAFFEINE);
+        }
+
+        /** First creator. */
+        @Actor
+        public void creator1(III_Result r) {
+            r.r1 = create();
+        }
+
+        /** Second creator. */
+        @Actor
+        public void creator2(III_Result r) {
+            r.r2 = create();
+        }
+
+        /** Counts the entries and closes the cache. */
+        @Arbiter
+        public void settle(III_Result r) {
+            count(r);
+        }
+    }
 }

@@ -85,4 +85,33 @@ public final class ReclaimVsUser {
             settle(r);
         }
     }
+
+    /** The race on the Caffeine backend, whose shrink walks Caffeine's coldest-first order. */
+    @JCStressTest
+    @JCStressMeta(ReclaimVsUser.class)
+    @State
+    public static class Caffeine extends Race {
+        /** A cache holding the pair. */
+        public Caffeine() {
+            super(Backend.CAFFEINE);
+        }
+
+        /** Looks the pair up and keeps holding it. */
+        @Actor
+        public void user(III_Result r) {
+            use(r);
+        }
+
+        /** One reclaim pass over the LRU head. */
+        @Actor
+        public void shrinker(III_Result r) {
+            reclaim(r);
+        }
+
+        /** Releases the user's reference, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
 }

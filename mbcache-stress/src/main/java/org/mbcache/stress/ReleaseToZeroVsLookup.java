@@ -91,4 +91,33 @@ public final class ReleaseToZeroVsLookup {
             settle(r);
         }
     }
+
+    /** The race on the Caffeine backend, whose lookups take references lock-free by a CAS on pinned entries. */
+    @JCStressTest
+    @JCStressMeta(ReleaseToZeroVsLookup.class)
+    @State
+    public static class Caffeine extends Race {
+        /** A cache holding the pair, referenced by its last sharer. */
+        public Caffeine() {
+            super(Backend.CAFFEINE);
+        }
+
+        /** The last sharer releases its reference and deletes the pair. */
+        @Actor
+        public void lastSharer(III_Result r) {
+            leave(r);
+        }
+
+        /** Another thread looks the pair up and holds what it finds. */
+        @Actor
+        public void lookup(III_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the actors hold, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
 }
