@@ -140,12 +140,23 @@ public abstract class DedupCacheLincheckTest {
         assertEquals(live, cache.size(), "size() must equal the number of live entries");
     }
 
+    /**
+     * Interleavings the model checker tries per scenario: enough to find a two-thread race in these
+     * short scenarios, few enough to keep each test under 30 s on 2 cores. A backend whose operations
+     * touch many more shared fields (more switch points) may lower it.
+     *
+     * @return the invocations per iteration for {@link #modelChecking}
+     */
+    protected int modelCheckingInvocations() {
+        return 60;
+    }
+
     /** Explores interleavings systematically, switching threads at every shared-memory access. */
     @Test
     void modelChecking() {
         new ModelCheckingOptions()
                 .iterations(ITERATIONS)
-                .invocationsPerIteration(60)
+                .invocationsPerIteration(modelCheckingInvocations())
                 .threads(2)
                 .actorsPerThread(2)
                 .actorsBefore(1)
