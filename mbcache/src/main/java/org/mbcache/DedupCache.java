@@ -171,8 +171,9 @@ public interface DedupCache extends AutoCloseable {
     /**
      * Stops background reclaim and drops every entry (kernel {@code mb_cache_destroy}). Threads blocked
      * in {@link #waitUnused} wake with an {@link IllegalStateException}. Idempotent: closing again does
-     * nothing; any other later call, on the cache or on one of its entries, is an
-     * {@link IllegalStateException}.
+     * nothing. Any other later call on the cache, and any later {@link CacheEntry#setReusable} or
+     * {@link CacheEntry#close()} of one of its entries, is an {@link IllegalStateException}; an entry's
+     * {@code key()}, {@code value()} and {@code reusable()} stay readable.
      */
     @Override
     void close();

@@ -8,7 +8,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
+import org.mbcache.internal.HashedWaitQueues;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -715,7 +715,11 @@ public final class MbCache implements DedupCache {
     private final Executor executor;
     private final Lru lru = new Lru();
     private final EntryCount entryCount = new EntryCount();
-    private final UnusedWaiters unusedWaiters = new UnusedWaiters();
+    /**
+     * Where {@code waitUnused} sleeps (kernel {@code wait_var_event} on {@code e_refcnt}). Waits are
+     * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
+     */
+    private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(2);
     private final MemoryPressureRegistry.Registration pressureRegistration;
     private final Runnable backgroundReclaim = this::backgroundReclaim;
 
@@ -1078,7 +1082,7 @@ public final class MbCache implements DedupCache {
     @Override
     public void waitUnused(CacheEntry entry) throws InterruptedException {
         ensureOpen();
-        unusedWaiters.await(ownEntry(entry), false, 0L);
+        awaitUnused(ownEntry(entry), Long.MAX_VALUE);
     }
 
     /**
@@ -1091,7 +1095,27 @@ public final class MbCache implements DedupCache {
         ensureOpen();
         Entry own = ownEntry(entry);
         Objects.requireNonNull(unit, "unit");
-        return unusedWaiters.await(own, true, unit.toNanos(timeout));
+        long nanos = unit.toNanos(timeout);
+        return awaitUnused(own, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : nanos);
+    }
+
+    /**
+     * Sleeps until the entry's count is at most 2, or the cache closes (then an
+     * {@link IllegalStateException}); {@code false} if {@code nanos} ran out first
+     * ({@code Long.MAX_VALUE}: no limit).
+     *
+     * <p>No lost wake-up: the condition, evaluated after the queue has counted this waiter, sets the
+     * entry's {@link Entry#WAITERS} bit in the same CAS loop that re-reads the count. A release whose
+     * CAS comes after that sees the bit and wakes the queue; one that comes before left a count the
+     * condition sees (the handshake is spelled out on {@link HashedWaitQueues}).
+     */
+    private boolean awaitUnused(Entry entry, long nanos) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        boolean unused = unusedWaiters.await(entry, () -> closed || !entry.markWaitingUnlessUnused(), nanos);
+        ensureOpen();
+        return unused;
     }
 
     /**
@@ -1116,12 +1140,17 @@ public final class MbCache implements DedupCache {
         releaseReference(ownEntry(entry));
     }
 
-    /** Drops a caller's reference and wakes {@code waitUnused} if that made the entry unused. */
+    /**
+     * Drops a caller's reference (kernel {@code mb_cache_entry_put}) and, if that left only the cache
+     * and one holder while somebody waits, wakes the waiters (kernel {@code wake_up_var}). The
+     * {@link Entry#WAITERS} bit, read from the same CAS that dropped the count, keeps the wait queues
+     * off the common path: a release nobody waits for touches nothing but the entry.
+     */
     private void releaseReference(Entry entry) {
         int state = entry.releaseReference();
         if ((state & Entry.WAITERS) != 0 && Entry.count(state) <= 2) {
             entry.setFlag(Entry.WAITERS, false);
-            unusedWaiters.wakeAll();
+            unusedWaiters.wake(entry);
         }
     }
 
@@ -1368,60 +1397,6 @@ public final class MbCache implements DedupCache {
     public String toString() {
         return "MbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", createStrategy="
                 + createStrategy + (closed ? ", closed" : ", size=" + lvEntryCount()) + "]";
-    }
-
-    // ------------------------------------------------------------------------------------------
-    // Waiting for an entry to become unused: wait_var_event / wake_up_var
-    // ------------------------------------------------------------------------------------------
-
-    /**
-     * The cache's wait queue for {@code waitUnused} (kernel {@code wait_var_event} on
-     * {@code e_refcnt}). Waits are rare, so one lock and condition serve the whole cache.
-     *
-     * <p>No lost wake-up: a waiter sets the entry's {@link Entry#WAITERS} bit and re-reads the count in
-     * one CAS loop while holding {@link #lock}, and only then awaits, which releases the lock
-     * atomically. A release that lowers the count after that CAS sees the bit and must take the same
-     * lock to signal, which it can only get once the waiter is waiting; a release before it leaves a
-     * count the waiter's CAS loop sees.
-     */
-    private final class UnusedWaiters {
-        private final ReentrantLock lock = new ReentrantLock();
-        private final Condition released = lock.newCondition();
-
-        /** Waits until the entry's count is at most 2; {@code false} if the time ran out first. */
-        boolean await(Entry entry, boolean timed, long nanos) throws InterruptedException {
-            if (Thread.interrupted()) {
-                throw new InterruptedException();
-            }
-            lock.lockInterruptibly();
-            try {
-                for (;;) {
-                    ensureOpen();
-                    if (!entry.markWaitingUnlessUnused()) {
-                        return true;
-                    }
-                    if (!timed) {
-                        released.await();
-                    } else if (nanos <= 0L) {
-                        return false;
-                    } else {
-                        nanos = released.awaitNanos(nanos);
-                    }
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        /** Wakes every waiter of this cache; each re-checks its own entry (kernel {@code wake_up_var}). */
-        void wakeAll() {
-            lock.lock();
-            try {
-                released.signalAll();
-            } finally {
-                lock.unlock();
-            }
-        }
     }
 
     /** The default background-reclaim executor, created on first use (initialization-on-demand holder). */
