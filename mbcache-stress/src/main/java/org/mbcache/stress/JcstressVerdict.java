@@ -52,6 +52,9 @@ public final class JcstressVerdict {
     /** A per-test status line: ".......... [OK] org.mbcache.stress.SomeTest". */
     private static final Pattern TEST_STATUS = Pattern.compile("^\\.*\\s*\\[([A-Z][A-Z _-]*)\\]\\s+(\\S+)\\s*$");
 
+    /** How many lines of failing tests' blocks the verdict echoes (stack traces can be long). */
+    private static final int MAX_EVIDENCE_LINES = 200;
+
     /** The categories JCStress uses for tests that passed. */
     private static final List<String> PASSING_CATEGORIES = List.of("interesting", "all remaining");
 
@@ -119,6 +122,7 @@ public final class JcstressVerdict {
             for (String marker : SKIP_MARKERS) {
                 if (line.contains(marker)) {
                     problems.add("JCStress reported \"" + line.strip() + "\"");
+                    break;
                 }
             }
         }
@@ -172,7 +176,7 @@ public final class JcstressVerdict {
         }
 
         String summary = reported + " of " + expectedTests.size() + " listed tests reported " + categories;
-        return new Verdict(problems.isEmpty(), summary, problems, evidence);
+        return new Verdict(problems.isEmpty(), summary, problems, head(evidence, MAX_EVIDENCE_LINES));
     }
 
     /**
@@ -203,6 +207,10 @@ public final class JcstressVerdict {
             }
         }
         return names;
+    }
+
+    private static List<String> head(List<String> lines, int n) {
+        return lines.size() <= n ? lines : lines.subList(0, n);
     }
 
     private static List<String> tail(List<String> lines, int n) {
