@@ -53,8 +53,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * scan. The kernel appends under one global {@code c_list_lock}; taken by every create, that lock
  * made creates 15 times slower at two threads in this project's measurements. Here a create only
  * pushes its entry onto a lock-free append buffer (one atomic exchange); a reclaim pass, holding
- * the list lock, drains the buffer into the list before it looks at each entry, so the order it
- * sees is exactly the order in which creates appended. Entries removed by {@code deleteOrGet} are
+ * the list lock, first drains the buffer onto the list's tail, so the list is exactly in the order
+ * in which creates appended, and the pass takes effect as if at the moment it started (creates that
+ * overlap it are appended after the entries it moves to the tail). Entries removed by {@code deleteOrGet} are
  * unlinked lazily: a pass drops them when it meets them, and a purge runs once they outnumber the
  * live entries, so they neither count as scanned nor pile up.
  *
@@ -866,7 +867,7 @@ public final class MbCache implements DedupCache {
         // Only now may anyone free it: listed and counted first (kernel fix 5fc4cbd9fde5).
         lru.append(entry);
         ENTRY_COUNT.getAndAdd(entryCount, 1L);
-        entry.releaseReference();
+        releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
         return true;
     }
 
@@ -1202,11 +1203,12 @@ public final class MbCache implements DedupCache {
             long freed = 0;
             long deadDropped = 0;
             long fruitless = 0; // entries moved in a row without freeing one or clearing a flag
-            while (nrToScan > 0) {
-                lru.drainAppendBuffer(); // the list's tail is always the newest append
-                if (fruitless >= lru.length()) {
-                    break;
-                }
+            // Drained once: the pass acts on the list as it stood when it started, and the creates
+            // it overlaps stay in the buffer, behind the entries it moves to the tail. Reading the
+            // buffer's top for every entry would pull that line, which every create writes, away
+            // from the creating cores once per entry scanned.
+            lru.drainAppendBuffer();
+            while (nrToScan > 0 && fruitless < lru.length()) {
                 Entry entry = lru.pollOldest();
                 if (entry == null) {
                     break;

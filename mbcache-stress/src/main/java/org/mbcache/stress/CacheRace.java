@@ -1,0 +1,78 @@
+package org.mbcache.stress;
+
+import org.mbcache.CacheEntry;
+import org.mbcache.DedupCache;
+
+/**
+ * The state every stress test starts from: one fresh, small cache of one backend, plus the helpers
+ * the tests share to turn entries into comparable result values.
+ *
+ * <p>Each JCStress test in this package is an outer class that carries the {@code @Outcome}s and the
+ * steps of one race, and one nested {@code @JCStressTest} per backend that binds those steps to actors.
+ */
+abstract class CacheRace {
+
+    /** The cache under test; JCStress builds a new one for every trial. */
+    final DedupCache cache;
+
+    /**
+     * Opens a fresh cache.
+     *
+     * @param backend the implementation under test
+     */
+    CacheRace(Backend backend) {
+        cache = backend.open();
+    }
+
+    /** 1 if a lookup returned an entry, 0 if it returned {@code null}. */
+    static int found(CacheEntry entry) {
+        return entry == null ? 0 : 1;
+    }
+
+    /**
+     * Result value for "the cache refused to take back a reference the test held": the entry was freed
+     * (its count forced to zero) while somebody held it. Shown instead of {@code size()}.
+     */
+    static final int REFERENCE_LOST = -99;
+
+    /**
+     * Gives back the references the test holds (nulls are skipped), and reports whether the cache took
+     * them all. A refused release ({@link IllegalStateException}) means the entry was freed under its
+     * holder; the tests turn that into the {@link #REFERENCE_LOST} outcome rather than an error, so that
+     * the broken interleaving shows in the results table.
+     *
+     * @return {@code true} if every release was accepted
+     */
+    boolean releaseAll(CacheEntry... held) {
+        boolean accepted = true;
+        for (CacheEntry entry : held) {
+            if (entry != null) {
+                try {
+                    cache.release(entry);
+                } catch (IllegalStateException refused) {
+                    accepted = false;
+                }
+            }
+        }
+        return accepted;
+    }
+
+    /** Gives back a reference the test holds, if it holds one. */
+    void releaseIfHeld(CacheEntry entry) {
+        if (entry != null) {
+            cache.release(entry);
+        }
+    }
+
+    /** 1 if the pair is cached now (looked up and released again), 0 if not. */
+    int isCached(int key, long value) {
+        CacheEntry entry = cache.get(key, value);
+        releaseIfHeld(entry);
+        return found(entry);
+    }
+
+    /** The cache's entry count, as an int result value (a negative count shows as negative). */
+    int size() {
+        return Math.toIntExact(cache.size());
+    }
+}
