@@ -26,18 +26,19 @@ import java.util.concurrent.locks.ReentrantLock;
  * fix a44e84a9b776 was a lost flag update); the whole reference-counting protocol is the handful of
  * CAS loops on that word inside {@code Entry}, and nowhere else.
  *
- * <p><b>Buckets</b> ({@link Bucket}): {@code 2^bucketBits} of them, indexed by the kernel's
- * {@link #hash32 hash_32}. A bucket keeps its chain not as linked nodes but as two parallel arrays,
- * {@code chainKeys} and {@code chainEntries}, oldest at index 0 and newest at the end, so "newest
- * first" is a walk downwards. At the design load (16 entries a bucket) a lookup reads the bucket
- * header and one or two cache lines of keys, and dereferences only the entries whose key matches;
- * a linked chain would touch 16 nodes. Next to the chain lives the bucket's <em>in-progress request
- * list</em> (two small parallel arrays of the pairs being created right now, kernel
- * {@code struct mb_cache_req} kept on the creator's stack) and its statistics counters. All of it is
- * guarded by the bucket's <em>lock bit</em>: bit 0 of the bucket's {@code lockWord}, taken with a
- * CAS (acquire) and dropped with a release store, spinning with {@link Thread#onSpinWait()} and
- * yielding under contention, like the kernel's {@code hlist_bl_lock} bit spinlock. Every operation
- * that reads or changes a chain holds that bucket's bit, so a chain never changes under a reader.
+ * <p><b>Buckets</b> ({@link Buckets}): {@code 2^bucketBits} of them, indexed by the kernel's
+ * {@link #hash32 hash_32}. A bucket keeps its chain not as linked nodes but as parallel arrays: one
+ * {@code int[]} with the chain's length, the bucket's statistics counters and then its keys, and one
+ * array of the entries, oldest at index 0 and newest at the end, so "newest first" is a walk
+ * downwards. At the design load (16 entries a bucket) a miss reads that one {@code int[]}, and a hit
+ * dereferences only the entry whose key matched; a linked chain would touch 16 nodes. Next to the
+ * chain lives the bucket's <em>in-progress request list</em> (the pairs being created right now,
+ * kernel {@code struct mb_cache_req} kept on the creator's stack). All of it is guarded by the
+ * bucket's <em>lock bit</em>: bit 0 of the bucket's slot in one primitive {@code int[]} of lock
+ * words, taken with a CAS (acquire) through a {@link VarHandle} and dropped with a release store,
+ * spinning with {@link Thread#onSpinWait()} and yielding under contention, like the kernel's
+ * {@code hlist_bl_lock} bit spinlock. Every operation that reads or changes a chain holds that
+ * bucket's bit, so a chain never changes under a reader.
  *
  * <p><b>Reference counts</b> follow the kernel: the cache holds one reference to each entry it
  * contains, and each caller handed an entry one more. Lookups take theirs with
@@ -317,64 +318,87 @@ public final class MbCache implements DedupCache {
     }
 
     // ------------------------------------------------------------------------------------------
-    // Bucket: struct mb_bucket (hlist_bl_head + req_list) with its lock bit
+    // Buckets: struct mb_bucket[] (hlist_bl_head + req_list), with one lock bit per bucket
     // ------------------------------------------------------------------------------------------
 
     /**
-     * One hash bucket: the lock bit, the chain (newest at the end of the arrays), the in-progress
-     * request list, and the bucket's share of the statistics. Everything but {@code lockWord} is
-     * guarded by the lock bit.
+     * The hash table (kernel {@code c_bucket}, an array of {@code struct mb_bucket}), stored by
+     * column so that a lookup at the design load touches as few cache lines as it can.
+     *
+     * <p>Bucket {@code b} is:
+     * <ul>
+     *   <li>{@code lockWords[b]}, bit 0: the bucket's lock bit. The lock words of all buckets sit in
+     *       one small primitive array that is never replaced, so a spinner always spins on the word
+     *       the holder will clear. At 4 bytes a bucket the array stays in the core's caches.</li>
+     *   <li>{@code words[b]}: one {@code int[]} with the chain's length, the number of creates in
+     *       progress, the bucket's five statistics counters (each a 64-bit count kept as two ints),
+     *       and then the chain's keys, oldest first. A miss reads this array alone: the length, the
+     *       counter it bumps and the keys are adjacent, and no node is dereferenced.</li>
+     *   <li>{@code entries[b]}: the chain's entries, parallel to its keys. Only an entry whose key
+     *       matched is dereferenced.</li>
+     *   <li>{@code requests[b]}: the in-progress request list of the 2019 patch as (key, value)
+     *       pairs, allocated the first time the bucket sees a create and reused after: the kernel
+     *       kept each request on its creator's stack, and this keeps the steady state just as free of
+     *       allocation.</li>
+     * </ul>
+     * "Newest first" is a walk from the end of the chain downwards. Everything but the lock words is
+     * plain fields and array slots guarded by the bucket's lock bit: the holder may replace
+     * {@code words[b]} or {@code entries[b]} with a larger copy, and the next holder sees the new
+     * arrays through the lock's release/acquire pair.
      */
-    static final class Bucket {
-        private static final VarHandle LOCK_WORD;
+    static final class Buckets {
+        private static final VarHandle LOCK_WORD = MethodHandles.arrayElementVarHandle(int[].class);
         /** Spins with {@link Thread#onSpinWait()} before each yield while the bit is taken. */
         private static final int SPINS_BEFORE_YIELD = 64;
         private static final int LOCKED = 1;
-        private static final int[] NO_KEYS = {};
         private static final Entry[] NO_ENTRIES = {};
-        private static final long[] NO_VALUES = {};
 
-        static {
-            try {
-                LOCK_WORD = MethodHandles.lookup().findVarHandle(Bucket.class, "lockWord", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
+        // Layout of words[b].
+        static final int LENGTH = 0;
+        static final int REQUESTS = 1;
+        static final int CREATES = 2;
+        static final int DUPLICATES_REFUSED = 4;
+        static final int LOOKUP_HITS = 6;
+        static final int LOOKUP_MISSES = 8;
+        static final int DELETES = 10;
+        static final int KEYS = 12;
+
+        private final int[] lockWords;
+        private final int[][] words;
+        private final Entry[][] entries;
+        private final long[][] requests;
+
+        Buckets(int count) {
+            lockWords = new int[count];
+            words = new int[count][];
+            entries = new Entry[count][];
+            requests = new long[count][];
+            for (int b = 0; b < count; b++) {
+                words[b] = new int[KEYS];
+                entries[b] = NO_ENTRIES;
             }
         }
 
-        /** Bit 0 is the bucket lock (kernel: bit 0 of the {@code hlist_bl_head} pointer). */
-        private volatile int lockWord;
-
-        int chainLength;
-        int[] chainKeys = NO_KEYS;
-        Entry[] chainEntries = NO_ENTRIES;
-
-        int requestCount;
-        int[] requestKeys = NO_KEYS;
-        long[] requestValues = NO_VALUES;
-
-        long creates;
-        long duplicatesRefused;
-        long lookupHits;
-        long lookupMisses;
-        long deletes;
+        int count() {
+            return lockWords.length;
+        }
 
         /**
-         * Takes the lock bit (kernel {@code hlist_bl_lock}). Acquire CAS: everything the previous
-         * holder wrote before its release store is visible after it.
+         * Takes bucket {@code b}'s lock bit (kernel {@code hlist_bl_lock}). Acquire CAS: everything the
+         * previous holder wrote before its release store is visible after it.
          */
-        void lock() {
-            if (!LOCK_WORD.weakCompareAndSetAcquire(this, 0, LOCKED)) {
-                lockContended();
+        void lock(int b) {
+            if (!LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, 0, LOCKED)) {
+                lockContended(b);
             }
         }
 
-        private void lockContended() {
+        private void lockContended(int b) {
             int spins = 0;
             for (;;) {
-                // Opaque load: wait for the bit to clear without a write to the contended line.
-                if ((int) LOCK_WORD.getOpaque(this) == 0
-                        && LOCK_WORD.weakCompareAndSetAcquire(this, 0, LOCKED)) {
+                // Opaque load: wait for the bit to clear without writing the contended line.
+                if ((int) LOCK_WORD.getOpaque(lockWords, b) == 0
+                        && LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, 0, LOCKED)) {
                     return;
                 }
                 if (++spins < SPINS_BEFORE_YIELD) {
@@ -387,28 +411,52 @@ public final class MbCache implements DedupCache {
         }
 
         /** Drops the lock bit (kernel {@code hlist_bl_unlock}): a release store publishes our writes. */
-        void unlock() {
-            LOCK_WORD.setRelease(this, 0);
+        void unlock(int b) {
+            LOCK_WORD.setRelease(lockWords, b, 0);
         }
 
-        /** Index of the pair in the chain, newest first, or -1. Lock held. */
-        int indexOf(int key, long value) {
-            int[] keys = chainKeys;
-            Entry[] entries = chainEntries;
-            for (int i = chainLength - 1; i >= 0; i--) {
-                if (keys[i] == key && entries[i].value == value) {
+        /** Adds one to a 64-bit counter kept as (low, high) ints in {@code words[b]}. Lock held. */
+        void count(int b, int counter) {
+            int[] w = words[b];
+            if (++w[counter] == 0) {
+                w[counter + 1]++;
+            }
+        }
+
+        /** A 64-bit counter of bucket {@code b}. Lock held. */
+        long counter(int b, int counter) {
+            int[] w = words[b];
+            return ((long) w[counter + 1] << 32) | (w[counter] & 0xFFFF_FFFFL);
+        }
+
+        /** Entries in bucket {@code b}'s chain. Lock held. */
+        int length(int b) {
+            return words[b][LENGTH];
+        }
+
+        /** The entry at chain index {@code index}. Lock held. */
+        Entry entryAt(int b, int index) {
+            return entries[b][index];
+        }
+
+        /** Index of the pair in bucket {@code b}'s chain, newest first, or -1. Lock held. */
+        int indexOf(int b, int key, long value) {
+            int[] w = words[b];
+            Entry[] chain = entries[b];
+            for (int i = w[LENGTH] - 1; i >= 0; i--) {
+                if (w[KEYS + i] == key && chain[i].value == value) {
                     return i;
                 }
             }
             return -1;
         }
 
-        /** Index of this very entry in the chain, or -1 if it left the chain. Lock held. */
-        int indexOfEntry(Entry entry) {
-            int[] keys = chainKeys;
-            Entry[] entries = chainEntries;
-            for (int i = chainLength - 1; i >= 0; i--) {
-                if (keys[i] == entry.key && entries[i] == entry) {
+        /** Index of this very entry in bucket {@code b}'s chain, or -1 if it left it. Lock held. */
+        int indexOfEntry(int b, Entry entry) {
+            int[] w = words[b];
+            Entry[] chain = entries[b];
+            for (int i = w[LENGTH] - 1; i >= 0; i--) {
+                if (w[KEYS + i] == entry.key && chain[i] == entry) {
                     return i;
                 }
             }
@@ -416,15 +464,14 @@ public final class MbCache implements DedupCache {
         }
 
         /**
-         * The newest reusable live entry with this key at an index below {@code from}, referenced for
-         * the caller, or {@code null}. Lock held.
+         * The newest reusable live entry with this key at a chain index below {@code from},
+         * referenced for the caller, or {@code null}. Lock held.
          */
-        Entry findReusable(int key, int from) {
-            int[] keys = chainKeys;
-            Entry[] entries = chainEntries;
+        Entry findReusable(int b, int key, int from) {
+            int[] w = words[b];
             for (int i = from - 1; i >= 0; i--) {
-                if (keys[i] == key) {
-                    Entry entry = entries[i];
+                if (w[KEYS + i] == key) {
+                    Entry entry = entries[b][i];
                     if (entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
                         return entry;
                     }
@@ -434,31 +481,35 @@ public final class MbCache implements DedupCache {
         }
 
         /** Hashes the entry at the head of the chain (kernel {@code hlist_bl_add_head}). Lock held. */
-        void addNewest(Entry entry) {
-            int length = chainLength;
-            if (length == chainKeys.length) {
+        void addNewest(int b, Entry entry) {
+            int[] w = words[b];
+            int length = w[LENGTH];
+            if (KEYS + length == w.length) {
                 int capacity = grownCapacity(length);
-                chainKeys = Arrays.copyOf(chainKeys, capacity);
-                chainEntries = Arrays.copyOf(chainEntries, capacity);
+                words[b] = w = Arrays.copyOf(w, KEYS + capacity);
+                entries[b] = Arrays.copyOf(entries[b], capacity);
             }
-            chainKeys[length] = entry.key;
-            chainEntries[length] = entry;
-            chainLength = length + 1;
+            w[KEYS + length] = entry.key;
+            entries[b][length] = entry;
+            w[LENGTH] = length + 1;
         }
 
-        /** Unhashes the entry at {@code index}, keeping the order of the rest. Lock held. */
-        void removeAt(int index) {
-            int last = chainLength - 1;
-            System.arraycopy(chainKeys, index + 1, chainKeys, index, last - index);
-            System.arraycopy(chainEntries, index + 1, chainEntries, index, last - index);
-            chainEntries[last] = null;
-            chainLength = last;
+        /** Unhashes the entry at chain index {@code index}, keeping the order of the rest. Lock held. */
+        void removeAt(int b, int index) {
+            int[] w = words[b];
+            Entry[] chain = entries[b];
+            int last = w[LENGTH] - 1;
+            System.arraycopy(w, KEYS + index + 1, w, KEYS + index, last - index);
+            System.arraycopy(chain, index + 1, chain, index, last - index);
+            chain[last] = null;
+            w[LENGTH] = last;
         }
 
-        /** Whether a create of the pair is in progress. Lock held. */
-        boolean hasRequest(int key, long value) {
-            for (int i = 0; i < requestCount; i++) {
-                if (requestKeys[i] == key && requestValues[i] == value) {
+        /** Whether a create of the pair is in progress in bucket {@code b}. Lock held. */
+        boolean hasRequest(int b, int key, long value) {
+            long[] pairs = requests[b];
+            for (int i = 2 * words[b][REQUESTS] - 2; i >= 0; i -= 2) {
+                if (pairs[i] == key && pairs[i + 1] == value) {
                     return true;
                 }
             }
@@ -467,43 +518,47 @@ public final class MbCache implements DedupCache {
 
         /**
          * Records a create in progress (kernel: {@code list_add(&req.lnode, &bucket->req_list)}). The
-         * arrays only grow when more creates than ever before are in flight in this bucket at once, so
-         * in the steady state recording a request allocates nothing. Lock held.
+         * pairs array only grows when more creates than ever before are in flight in this bucket at
+         * once, so in the steady state recording a request allocates nothing. Lock held.
          */
-        void addRequest(int key, long value) {
-            int count = requestCount;
-            if (count == requestKeys.length) {
-                int capacity = grownCapacity(count);
-                requestKeys = Arrays.copyOf(requestKeys, capacity);
-                requestValues = Arrays.copyOf(requestValues, capacity);
+        void addRequest(int b, int key, long value) {
+            int[] w = words[b];
+            int count = w[REQUESTS];
+            long[] pairs = requests[b];
+            if (pairs == null || 2 * count == pairs.length) {
+                requests[b] = pairs = pairs == null ? new long[2] : Arrays.copyOf(pairs, 2 * grownCapacity(count));
             }
-            requestKeys[count] = key;
-            requestValues[count] = value;
-            requestCount = count + 1;
+            pairs[2 * count] = key;
+            pairs[2 * count + 1] = value;
+            w[REQUESTS] = count + 1;
         }
 
         /** Forgets a create in progress (kernel {@code list_del(&req.lnode)}). Lock held. */
-        void removeRequest(int key, long value) {
-            int last = requestCount - 1;
-            for (int i = last; i >= 0; i--) {
-                if (requestKeys[i] == key && requestValues[i] == value) {
-                    requestKeys[i] = requestKeys[last];
-                    requestValues[i] = requestValues[last];
-                    requestCount = last;
+        void removeRequest(int b, int key, long value) {
+            int[] w = words[b];
+            long[] pairs = requests[b];
+            int last = 2 * (w[REQUESTS] - 1);
+            for (int i = last; i >= 0; i -= 2) {
+                if (pairs[i] == key && pairs[i + 1] == value) {
+                    pairs[i] = pairs[last];
+                    pairs[i + 1] = pairs[last + 1];
+                    w[REQUESTS]--;
                     return;
                 }
             }
             throw new AssertionError("no request for key " + key + ", value " + value);
         }
 
-        /** Kills and unhashes every entry (part of {@code mb_cache_destroy}). Lock held. */
-        void killAll() {
-            for (int i = 0; i < chainLength; i++) {
-                chainEntries[i].kill();
+        /** Kills and unhashes every entry of bucket {@code b} (part of {@code mb_cache_destroy}). Lock held. */
+        void killAll(int b) {
+            int[] w = words[b];
+            Entry[] chain = entries[b];
+            for (int i = 0; i < w[LENGTH]; i++) {
+                chain[i].kill();
             }
-            chainKeys = NO_KEYS;
-            chainEntries = NO_ENTRIES;
-            chainLength = 0;
+            entries[b] = NO_ENTRIES;
+            words[b] = Arrays.copyOf(w, KEYS);
+            words[b][LENGTH] = 0;
         }
 
         /** Grows by half, from 4: at 16 entries a bucket the arrays are a fifth empty at most. */
@@ -709,7 +764,7 @@ public final class MbCache implements DedupCache {
         long p11, p12, p13, p14, p15, p16, p17;
     }
 
-    private final Bucket[] buckets;
+    private final Buckets buckets;
     private final int bucketBits;
     private final long maxEntries;
     private final CreateStrategy createStrategy;
@@ -739,10 +794,7 @@ public final class MbCache implements DedupCache {
         this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries : (1L << bucketBits) << 4;
         this.createStrategy = builder.createStrategy;
         this.executor = builder.executor != null ? builder.executor : ReclaimThread.EXECUTOR;
-        this.buckets = new Bucket[1 << bucketBits];
-        for (int i = 0; i < buckets.length; i++) {
-            buckets[i] = new Bucket();
-        }
+        this.buckets = new Buckets(1 << bucketBits);
         this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
     }
 
@@ -827,8 +879,8 @@ public final class MbCache implements DedupCache {
     }
 
     /** The bucket of a key (kernel {@code mb_cache_entry_bucket}). */
-    private Bucket bucketOf(int key) {
-        return buckets[hash32(key, bucketBits)];
+    private int bucketOf(int key) {
+        return hash32(key, bucketBits);
     }
 
     /** log2 of the number of buckets. */
@@ -857,7 +909,7 @@ public final class MbCache implements DedupCache {
     public boolean create(int key, long value, boolean reusable) {
         ensureOpen();
         reclaimIfLarge();
-        Bucket bucket = bucketOf(key);
+        int bucket = bucketOf(key);
         Entry entry = createStrategy == CreateStrategy.REQUEST_LIST
                 ? hashWithRequest(bucket, key, value, reusable)
                 : hashAllocatedFirst(bucket, key, value, reusable);
@@ -883,57 +935,58 @@ public final class MbCache implements DedupCache {
     }
 
     /** Steps 1-4 of the request-list create (contract section 5); the hashed entry or null. */
-    private Entry hashWithRequest(Bucket bucket, int key, long value, boolean reusable) {
-        bucket.lock();
+    private Entry hashWithRequest(int bucket, int key, long value, boolean reusable) {
+        buckets.lock(bucket);
         try {
-            if (bucket.hasRequest(key, value) || bucket.indexOf(key, value) >= 0) {
-                bucket.duplicatesRefused++;
+            if (buckets.hasRequest(bucket, key, value) || buckets.indexOf(bucket, key, value) >= 0) {
+                buckets.count(bucket, Buckets.DUPLICATES_REFUSED);
                 return null;
             }
-            bucket.addRequest(key, value);
+            buckets.addRequest(bucket, key, value);
         } finally {
-            bucket.unlock();
+            buckets.unlock(bucket);
         }
         Entry entry;
         try {
             entry = new Entry(this, key, value, reusable);
         } catch (Throwable allocationFailure) { // OutOfMemoryError: withdraw the request (kernel -ENOMEM)
-            bucket.lock();
+            buckets.lock(bucket);
             try {
-                bucket.removeRequest(key, value);
+                buckets.removeRequest(bucket, key, value);
             } finally {
-                bucket.unlock();
+                buckets.unlock(bucket);
             }
             throw allocationFailure;
         }
         // One critical section swaps the request for the entry: no twin can slip in between.
-        bucket.lock();
+        buckets.lock(bucket);
         try {
-            bucket.removeRequest(key, value);
-            bucket.addNewest(entry);
-            bucket.creates++;
+            buckets.removeRequest(bucket, key, value);
+            buckets.addNewest(bucket, entry);
+            buckets.count(bucket, Buckets.CREATES);
         } finally {
-            bucket.unlock();
+            buckets.unlock(bucket);
         }
         return entry;
     }
 
     /** Mainline create: allocate, then one critical section checks and hashes; the entry or null. */
-    private Entry hashAllocatedFirst(Bucket bucket, int key, long value, boolean reusable) {
+    private Entry hashAllocatedFirst(int bucket, int key, long value, boolean reusable) {
         Entry entry = new Entry(this, key, value, reusable);
-        bucket.lock();
+        buckets.lock(bucket);
         try {
-            if (bucket.indexOf(key, value) >= 0) {
-                bucket.duplicatesRefused++;
+            if (buckets.indexOf(bucket, key, value) >= 0) {
+                buckets.count(bucket, Buckets.DUPLICATES_REFUSED);
                 return null;
             }
-            bucket.addNewest(entry);
-            bucket.creates++;
+            buckets.addNewest(bucket, entry);
+            buckets.count(bucket, Buckets.CREATES);
         } finally {
-            bucket.unlock();
+            buckets.unlock(bucket);
         }
         return entry;
     }
+
     /**
      * {@inheritDoc}
      *
@@ -975,25 +1028,21 @@ public final class MbCache implements DedupCache {
      * The walk of kernel {@code __entry_find}: the newest reusable live entry with {@code key},
      * below {@code after} in the chain if {@code after} is still there, else from the chain head.
      */
-    private Entry find(Bucket bucket, int key, Entry after) {
-        bucket.lock();
+    private Entry find(int bucket, int key, Entry after) {
+        buckets.lock(bucket);
         try {
-            int from = bucket.chainLength;
+            int from = buckets.length(bucket);
             if (after != null) {
-                int at = bucket.indexOfEntry(after);
+                int at = buckets.indexOfEntry(bucket, after);
                 if (at >= 0) {
                     from = at;
                 }
             }
-            Entry found = bucket.findReusable(key, from);
-            if (found != null) {
-                bucket.lookupHits++;
-            } else {
-                bucket.lookupMisses++;
-            }
+            Entry found = buckets.findReusable(bucket, key, from);
+            buckets.count(bucket, found != null ? Buckets.LOOKUP_HITS : Buckets.LOOKUP_MISSES);
             return found;
         } finally {
-            bucket.unlock();
+            buckets.unlock(bucket);
         }
     }
 
@@ -1005,21 +1054,21 @@ public final class MbCache implements DedupCache {
     @Override
     public CacheEntry get(int key, long value) {
         ensureOpen();
-        Bucket bucket = bucketOf(key);
-        bucket.lock();
+        int bucket = bucketOf(key);
+        buckets.lock(bucket);
         try {
-            int index = bucket.indexOf(key, value);
+            int index = buckets.indexOf(bucket, key, value);
             if (index >= 0) {
-                Entry entry = bucket.chainEntries[index];
+                Entry entry = buckets.entryAt(bucket, index);
                 if (entry.tryAcquire()) {
-                    bucket.lookupHits++;
+                    buckets.count(bucket, Buckets.LOOKUP_HITS);
                     return entry;
                 }
             }
-            bucket.lookupMisses++;
+            buckets.count(bucket, Buckets.LOOKUP_MISSES);
             return null;
         } finally {
-            bucket.unlock();
+            buckets.unlock(bucket);
         }
     }
 
@@ -1034,24 +1083,24 @@ public final class MbCache implements DedupCache {
     @Override
     public CacheEntry deleteOrGet(int key, long value) {
         ensureOpen();
-        Bucket bucket = bucketOf(key);
-        bucket.lock();
+        int bucket = bucketOf(key);
+        buckets.lock(bucket);
         try {
-            int index = bucket.indexOf(key, value);
+            int index = buckets.indexOf(bucket, key, value);
             if (index < 0) {
                 return null;
             }
-            Entry entry = bucket.chainEntries[index];
+            Entry entry = buckets.entryAt(bucket, index);
             if (!entry.tryAcquire()) {
                 return null;
             }
             if (!entry.tryClaim(2)) {
                 return entry; // somebody else holds it: hand it over, referenced
             }
-            bucket.removeAt(index);
-            bucket.deletes++;
+            buckets.removeAt(bucket, index);
+            buckets.count(bucket, Buckets.DELETES);
         } finally {
-            bucket.unlock();
+            buckets.unlock(bucket);
         }
         ENTRY_COUNT.getAndAdd(entryCount, -1L);
         if (lru.addDeadEntry() > Math.max(SYNC_SHRINK_BATCH, lvEntryCount())) {
@@ -1243,16 +1292,16 @@ public final class MbCache implements DedupCache {
 
     /** Claims an unused entry (count 1 to 0) and unhashes it, under its bucket bit. LRU lock held. */
     private boolean claimForReclaim(Entry entry) {
-        Bucket bucket = bucketOf(entry.key);
-        bucket.lock();
+        int bucket = bucketOf(entry.key);
+        buckets.lock(bucket);
         try {
             if (!entry.tryClaim(1)) {
                 return false;
             }
-            bucket.removeAt(bucket.indexOfEntry(entry));
+            buckets.removeAt(bucket, buckets.indexOfEntry(bucket, entry));
             return true;
         } finally {
-            bucket.unlock();
+            buckets.unlock(bucket);
         }
     }
 
@@ -1314,16 +1363,16 @@ public final class MbCache implements DedupCache {
         long lookupHits = 0;
         long lookupMisses = 0;
         long deletes = 0;
-        for (Bucket bucket : buckets) {
-            bucket.lock();
+        for (int bucket = 0; bucket < buckets.count(); bucket++) {
+            buckets.lock(bucket);
             try {
-                creates += bucket.creates;
-                duplicatesRefused += bucket.duplicatesRefused;
-                lookupHits += bucket.lookupHits;
-                lookupMisses += bucket.lookupMisses;
-                deletes += bucket.deletes;
+                creates += buckets.counter(bucket, Buckets.CREATES);
+                duplicatesRefused += buckets.counter(bucket, Buckets.DUPLICATES_REFUSED);
+                lookupHits += buckets.counter(bucket, Buckets.LOOKUP_HITS);
+                lookupMisses += buckets.counter(bucket, Buckets.LOOKUP_MISSES);
+                deletes += buckets.counter(bucket, Buckets.DELETES);
             } finally {
-                bucket.unlock();
+                buckets.unlock(bucket);
             }
         }
         lru.lock.lock();
@@ -1350,12 +1399,12 @@ public final class MbCache implements DedupCache {
         MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
         lru.lock.lock();
         try {
-            for (Bucket bucket : buckets) {
-                bucket.lock();
+            for (int bucket = 0; bucket < buckets.count(); bucket++) {
+                buckets.lock(bucket);
                 try {
-                    bucket.killAll();
+                    buckets.killAll(bucket);
                 } finally {
-                    bucket.unlock();
+                    buckets.unlock(bucket);
                 }
             }
             lru.clear();
