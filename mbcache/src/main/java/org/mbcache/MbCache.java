@@ -62,7 +62,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p><b>Counting.</b> {@link #size()} is one atomic counter, touched by creates and removals only.
  * Hits, misses, creates, refused duplicates and deletes are counted per bucket, under the bucket
- * bit the operation holds anyway, so no lookup writes a shared counter.
+ * bit the operation holds anyway; a miss found without the bit (a seqlock read of the chain's keys)
+ * is counted in per-thread stripes. No lookup writes a counter another core writes.
  *
  * <p><b>Reclaim</b> (section 4 of the contract): a create that finds {@code size() >= maxEntries}
  * schedules one background pass of {@code maxEntries / 16} on the cache's executor (at most one
@@ -327,9 +328,11 @@ public final class MbCache implements DedupCache {
      *
      * <p>Bucket {@code b} is:
      * <ul>
-     *   <li>{@code lockWords[b]}, bit 0: the bucket's lock bit. The lock words of all buckets sit in
-     *       one small primitive array that is never replaced, so a spinner always spins on the word
-     *       the holder will clear. At 4 bytes a bucket the array stays in the core's caches.</li>
+     *   <li>{@code lockWords[b]}, bit 0: the bucket's lock bit; the bits above count the critical
+     *       sections, so that a lookup can find a miss without taking the lock (see
+     *       {@link #surelyLacks}). The lock words of all buckets sit in one small primitive array that
+     *       is never replaced, so a spinner always spins on the word the holder will clear. At 4 bytes
+     *       a bucket the array stays in the core's caches.</li>
      *   <li>{@code words[b]}: one {@code int[]} with the chain's length, the number of creates in
      *       progress, the bucket's five statistics counters (each a 64-bit count kept as two ints),
      *       and then the chain's keys, oldest first. A miss reads this array alone: the length, the
@@ -384,11 +387,13 @@ public final class MbCache implements DedupCache {
         }
 
         /**
-         * Takes bucket {@code b}'s lock bit (kernel {@code hlist_bl_lock}). Acquire CAS: everything the
-         * previous holder wrote before its release store is visible after it.
+         * Takes bucket {@code b}'s lock bit (kernel {@code hlist_bl_lock}): a CAS from the current even
+         * value to the next odd one. Acquire: everything the previous holder wrote before its release
+         * store is visible after it. The opaque load first only reads the word to compare against.
          */
         void lock(int b) {
-            if (!LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, 0, LOCKED)) {
+            int word = (int) LOCK_WORD.getOpaque(lockWords, b);
+            if ((word & LOCKED) != 0 || !LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, word, word + 1)) {
                 lockContended(b);
             }
         }
@@ -397,8 +402,8 @@ public final class MbCache implements DedupCache {
             int spins = 0;
             for (;;) {
                 // Opaque load: wait for the bit to clear without writing the contended line.
-                if ((int) LOCK_WORD.getOpaque(lockWords, b) == 0
-                        && LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, 0, LOCKED)) {
+                int word = (int) LOCK_WORD.getOpaque(lockWords, b);
+                if ((word & LOCKED) == 0 && LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, word, word + 1)) {
                     return;
                 }
                 if (++spins < SPINS_BEFORE_YIELD) {
@@ -410,9 +415,38 @@ public final class MbCache implements DedupCache {
             }
         }
 
-        /** Drops the lock bit (kernel {@code hlist_bl_unlock}): a release store publishes our writes. */
+        /**
+         * Drops the lock bit (kernel {@code hlist_bl_unlock}) by advancing the word to the next even
+         * value, the bucket's new version: a release store publishes our writes. Only the holder
+         * writes the word while it is odd, so a plain read of it suffices.
+         */
         void unlock(int b) {
-            LOCK_WORD.setRelease(lockWords, b, 0);
+            LOCK_WORD.setRelease(lockWords, b, (int) LOCK_WORD.get(lockWords, b) + 1);
+        }
+
+        /**
+         * Whether bucket {@code b}'s chain surely holds no entry with this key, decided without the
+         * lock (a seqlock read, as {@link java.util.concurrent.locks.StampedLock#tryOptimisticRead}):
+         * read the lock word's version (acquire), scan the keys with plain racy reads, then check
+         * that the version has not moved. Any critical section on the bucket in between (or one in
+         * progress) makes the answer {@code false}, and the caller takes the lock. Plain reads of an
+         * {@code int[]} never tear, a length and the keys it counts come from the same array, and a
+         * chain only ever shifts towards index 0 or is copied whole, so a scan that the version
+         * vouches for saw every key the chain held.
+         */
+        boolean surelyLacks(int b, int key) {
+            int version = (int) LOCK_WORD.getAcquire(lockWords, b);
+            if ((version & LOCKED) != 0) {
+                return false;
+            }
+            int[] w = words[b];
+            for (int i = KEYS + w[LENGTH] - 1; i >= KEYS; i--) {
+                if (w[i] == key) {
+                    return false;
+                }
+            }
+            VarHandle.acquireFence(); // the scan's loads complete before the version is read again
+            return (int) LOCK_WORD.getOpaque(lockWords, b) == version;
         }
 
         /** Adds one to a 64-bit counter kept as (low, high) ints in {@code words[b]}. Lock held. */
@@ -564,6 +598,46 @@ public final class MbCache implements DedupCache {
         /** Grows by half, from 4: at 16 entries a bucket the arrays are a fifth empty at most. */
         private static int grownCapacity(int length) {
             return Math.max(4, length + (length >> 1));
+        }
+    }
+
+    /**
+     * A counter split into per-thread cells on separate cache lines (the idea of
+     * {@link java.util.concurrent.atomic.LongAdder}, without its shared base word): a thread adds to the
+     * cell its id picks, so threads on different cores never write the same line. Adds are atomic
+     * ({@code getAndAdd}), so two threads that share a cell lose nothing; the sum is exact once the
+     * adders are quiet.
+     */
+    static final class StripedCounter {
+        private static final VarHandle CELL = MethodHandles.arrayElementVarHandle(long[].class);
+        /** Cells 16 longs (128 bytes) apart: apart also for the adjacent-line prefetcher. */
+        private static final int STRIDE = 16;
+        private static final int MAX_STRIPES = 64;
+
+        private final long[] cells;
+        private final int mask;
+
+        StripedCounter() {
+            int cpus = Runtime.getRuntime().availableProcessors();
+            int stripes = 2;
+            while (stripes < 2 * cpus && stripes < MAX_STRIPES) {
+                stripes <<= 1;
+            }
+            cells = new long[stripes * STRIDE];
+            mask = stripes - 1;
+        }
+
+        @SuppressWarnings("deprecation") // Thread.getId: threadId() arrived in Java 19, this targets 17
+        void increment() {
+            CELL.getAndAdd(cells, ((int) Thread.currentThread().getId() & mask) * STRIDE, 1L);
+        }
+
+        long sum() {
+            long sum = 0;
+            for (int i = 0; i < cells.length; i += STRIDE) {
+                sum += (long) CELL.getVolatile(cells, i);
+            }
+            return sum;
         }
     }
 
@@ -771,6 +845,8 @@ public final class MbCache implements DedupCache {
     private final Executor executor;
     private final Lru lru = new Lru();
     private final EntryCount entryCount = new EntryCount();
+    /** Misses {@link Buckets#surelyLacks} found without the bucket lock, so without its counters. */
+    private final StripedCounter unlockedMisses = new StripedCounter();
     /**
      * Where {@code waitUnused} sleeps (kernel {@code wait_var_event} on {@code e_refcnt}). Waits are
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
@@ -990,12 +1066,18 @@ public final class MbCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Kernel {@code mb_cache_entry_find_first}.
+     * <p>Kernel {@code mb_cache_entry_find_first}. A key the bucket surely lacks is answered without
+     * the bucket lock ({@link Buckets#surelyLacks}): a miss then writes no shared cache line.
      */
     @Override
     public CacheEntry findFirst(int key) {
         ensureOpen();
-        return find(bucketOf(key), key, null);
+        int bucket = bucketOf(key);
+        if (buckets.surelyLacks(bucket, key)) {
+            unlockedMisses.increment();
+            return null;
+        }
+        return find(bucket, key, null);
     }
 
     /**
@@ -1049,12 +1131,16 @@ public final class MbCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Kernel {@code mb_cache_entry_get}.
+     * <p>Kernel {@code mb_cache_entry_get}, with the same lock-free miss as {@link #findFirst}.
      */
     @Override
     public CacheEntry get(int key, long value) {
         ensureOpen();
         int bucket = bucketOf(key);
+        if (buckets.surelyLacks(bucket, key)) {
+            unlockedMisses.increment();
+            return null;
+        }
         buckets.lock(bucket);
         try {
             int index = buckets.indexOf(bucket, key, value);
@@ -1361,7 +1447,7 @@ public final class MbCache implements DedupCache {
         long creates = 0;
         long duplicatesRefused = 0;
         long lookupHits = 0;
-        long lookupMisses = 0;
+        long lookupMisses = unlockedMisses.sum();
         long deletes = 0;
         for (int bucket = 0; bucket < buckets.count(); bucket++) {
             buckets.lock(bucket);
