@@ -141,4 +141,33 @@ class MbCacheConcurrencyTest {
             }
         }
     }
+
+    @Test
+    void aPairCachedThroughoutIsNeverMissedWhileItsBucketChurns() throws Exception {
+        try (MbCache cache = unboundedCache(0)) { // one bucket: every churn shifts or grows its chain
+            cache.create(7, 7, true);
+            CacheEntry pinned = cache.get(7, 7); // held, so nothing may remove it
+            int rounds = 200_000;
+            runTogether(
+                    () -> {
+                        for (int i = 0; i < rounds; i++) {
+                            cache.create(100 + (i & 31), i, true);
+                            CacheEntry busy = cache.deleteOrGet(100 + ((i - 16) & 31), i - 16);
+                            if (busy != null) {
+                                cache.release(busy);
+                            }
+                        }
+                    },
+                    () -> {
+                        for (int i = 0; i < rounds; i++) {
+                            CacheEntry found = (i & 1) == 0 ? cache.get(7, 7) : cache.findFirst(7);
+                            if (found == null) {
+                                throw new AssertionError("lookup " + i + " missed a cached pair");
+                            }
+                            cache.release(found);
+                        }
+                    });
+            cache.release(pinned);
+        }
+    }
 }
