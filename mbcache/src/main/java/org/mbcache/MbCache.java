@@ -8,8 +8,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.mbcache.internal.HashedWaitQueues;
 import java.util.concurrent.locks.ReentrantLock;
+import org.mbcache.internal.HashedWaitQueues;
 
 /**
  * The kernel port: Linux {@code fs/mbcache.c} (the 2016 "mbcache2" rewrite with the 2019 request
@@ -35,10 +35,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * chain lives the bucket's <em>in-progress request list</em> (the pairs being created right now,
  * kernel {@code struct mb_cache_req} kept on the creator's stack). All of it is guarded by the
  * bucket's <em>lock bit</em>: bit 0 of the bucket's slot in one primitive {@code int[]} of lock
- * words, taken with a CAS (acquire) through a {@link VarHandle} and dropped with a release store,
- * spinning with {@link Thread#onSpinWait()} and yielding under contention, like the kernel's
- * {@code hlist_bl_lock} bit spinlock. Every operation that reads or changes a chain holds that
- * bucket's bit, so a chain never changes under a reader.
+ * words, taken with a CAS (acquire) through a {@link VarHandle} and dropped with a release store
+ * that also advances the bucket's version (the word's other bits), spinning with
+ * {@link Thread#onSpinWait()} and yielding under contention, like the kernel's {@code hlist_bl_lock}
+ * bit spinlock. Every operation that changes a chain, and every lookup that hands out an entry, holds
+ * that bucket's bit. A lookup whose key is not in the chain at all may answer without it: it reads
+ * the keys optimistically and trusts the answer only if the bucket's version did not move (a
+ * seqlock read, {@link Buckets#surelyLacks}), so a miss writes no shared cache line.
  *
  * <p><b>Reference counts</b> follow the kernel: the cache holds one reference to each entry it
  * contains, and each caller handed an entry one more. Lookups take theirs with
@@ -56,9 +59,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * pushes its entry onto a lock-free append buffer (one atomic exchange); a reclaim pass, holding
  * the list lock, first drains the buffer onto the list's tail, so the list is exactly in the order
  * in which creates appended, and the pass takes effect as if at the moment it started (creates that
- * overlap it are appended after the entries it moves to the tail). Entries removed by {@code deleteOrGet} are
- * unlinked lazily: a pass drops them when it meets them, and a purge runs once they outnumber the
- * live entries, so they neither count as scanned nor pile up.
+ * overlap it are appended after the entries it moves to the tail). Entries removed by
+ * {@code deleteOrGet} are unlinked lazily: a pass drops them when it meets them, and a purge runs
+ * once they outnumber the live entries, so they neither count as scanned nor pile up.
  *
  * <p><b>Counting.</b> {@link #size()} is one atomic counter, touched by creates and removals only.
  * Hits, misses, creates, refused duplicates and deletes are counted per bucket, under the bucket
@@ -73,13 +76,17 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p><b>Memory ordering, in one place.</b> Chain arrays, request lists, per-bucket counters and the
  * LRU list are plain fields guarded by a lock (bucket bit or LRU lock): the lock's acquire CAS and
- * release store order them. The entry state word is changed outside bucket locks (release, touch,
+ * release store order them. The one read of chain state without the lock is the seqlock miss: plain
+ * loads of the keys between an acquire load of the bucket's version and an acquire fence followed
+ * by a second load of it; a lock holder's writes all come after its CAS made the version odd, so a
+ * scan that saw any of them sees a version that moved. The entry state word is changed outside bucket locks (release, touch,
  * setReusable), so every change is a CAS (volatile semantics) and every read that decides something
  * is a volatile load. A new entry is published to other threads only through a bucket unlock
  * (release) or the append buffer's exchange (volatile), both after its constructor ran, so its plain
  * initial writes are visible wherever it is found. The accessors that carry a memory order are named
- * JCTools-style: {@code lv} load volatile, {@code la} load acquire, {@code so} store release
- * ("ordered"), {@code cas} compare-and-set, {@code xchg} get-and-set.
+ * JCTools-style: {@code lv} load volatile, {@code la} load acquire, {@code lp}/{@code sp} load/store
+ * plain, {@code so} store release ("ordered"), {@code cas} compare-and-set; where a
+ * {@link VarHandle} is called directly, its access mode is in the method's name.
  *
  * <p>Default executor for background reclaim: one shared daemon thread, {@code mbcache-reclaim},
  * started on first use (the kernel's system workqueue). Pass your own with
