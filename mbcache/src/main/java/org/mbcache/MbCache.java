@@ -159,7 +159,9 @@ public final class MbCache implements DedupCache {
             this.cache = cache;
             this.key = key;
             this.value = value;
-            this.state = 2 | (reusable ? REUSABLE : 0);
+            // Plain store, not a volatile one (which would cost a full fence per create): the entry
+            // reaches other threads only through a bucket unlock or the append buffer's exchange.
+            STATE.set(this, 2 | (reusable ? REUSABLE : 0));
         }
 
         static int count(int state) {
