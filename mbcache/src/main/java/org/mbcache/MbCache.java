@@ -726,10 +726,18 @@ public final class MbCache implements DedupCache {
             length += drained;
         }
 
+        /** The entry below {@code entry} in the buffer, once its creator has linked it. */
         private static Entry awaitLink(Entry entry) {
             Entry below;
+            int spins = 0;
             while ((below = entry.laLruNext()) == LINK_PENDING) {
-                Thread.onSpinWait();
+                // The creator is between its exchange and its link store: a few instructions,
+                // unless it was descheduled there, which yielding lets it finish.
+                if (++spins % 64 == 0) {
+                    Thread.yield();
+                } else {
+                    Thread.onSpinWait();
+                }
             }
             return below;
         }
@@ -773,10 +781,6 @@ public final class MbCache implements DedupCache {
             if (count != 0) {
                 DEAD_ENTRIES.getAndAdd(this, -count);
             }
-        }
-
-        long deadEntries() {
-            return deadEntries;
         }
 
         /** Unlinks every dead entry (count 0) from the list. Lock held. Returns how many. */
