@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
 import org.mbcache.CacheEntry;
 import org.mbcache.CacheStats;
@@ -53,8 +54,11 @@ import org.mbcache.internal.HashedWaitQueues;
  * <ul>
  *   <li>a lookup takes a reference without any lock only if the entry is pinned: a CAS of the count
  *       word from {@code (c, PINNED)} to {@code (c + 1, PINNED)}, however small {@code c};</li>
- *   <li>an unpinned entry is pinned and referenced in one step inside an
- *       {@code asMap().computeIfPresent} on its key, which Caffeine then re-weighs to 0;</li>
+ *   <li>an unpinned entry is first pinned inside an {@code asMap().computeIfPresent} on its key
+ *       (the entry is its own remapping function, so nothing of ours is allocated), which Caffeine
+ *       re-weighs to 0 before it releases the lock; the reference is then taken by that same
+ *       lock-free CAS (should an unpin drain get in between, the CAS sees the entry unpinned and
+ *       the lookup pins it again);</li>
  *   <li>a release only decrements the count: the entry stays pinned (so the next lookup of a hot
  *       entry is again a lock-free CAS) and goes, once, on a lazy-unpin stack;</li>
  *   <li>unpinning (a batch drain of that stack) clears PINNED inside a compute by a CAS from exactly
@@ -67,11 +71,16 @@ import org.mbcache.internal.HashedWaitQueues;
  * retires them to 0 in its eviction listener, which runs inside the removing compute. A lookup that
  * finds count 0 skips the entry.
  *
- * <p>Unpinning is lazy because pinned but unheld entries cost nothing while the cache is below
- * {@code maxEntries}: a drain is handed to the executor once the stack holds {@code maxEntries / 16}
- * entries and the cache is full (or the stack holds more entries than the cache, so that dead ones do
- * not pile up), and a create that finds the cache full with such a backlog asks for one too. So
- * pinned but unheld entries add at most about {@code maxEntries / 16} to the size. The unit
+ * <p>Unpinning is lazy because pinned but unheld entries cost nothing until the cache holds more
+ * than {@code maxEntries}: below that, Caffeine would not evict anything anyway. A drain is handed
+ * to the executor once the stack holds {@code unpinBatch = maxEntries / 16} entries and the cache
+ * holds more than {@code maxEntries}, and a create that finds the cache over its bound with such a
+ * backlog asks for one too; the drain unpins all but the {@code unpinBatch / 2} newest live entries
+ * on the stack (the hot ones, which the next lookups would only pin again). So pinned but unheld
+ * entries add at most about {@code maxEntries / 16} to the size once the cache is over its bound.
+ * At or below the bound, a drain (due when the stack holds twice as many entries as the cache, so
+ * that dead ones do not pile up) only unlinks the dead entries: a read-mostly cache at its bound
+ * keeps its entries pinned, and its lookups are lock-free CASes. The unit
  * Caffeine evicts is the group, so while one entry of a key is pinned, the key's other entries (hash
  * collisions: rare with 32-bit keys) are out of Caffeine's reach too; {@link #shrink}, which works
  * entry by entry, still frees them.
@@ -174,6 +183,8 @@ public final class CaffeineDedupCache implements DedupCache {
     /** Entries pushed onto {@link #unpinStack} and not yet drained. */
     private final AtomicLong unpinBacklog = new AtomicLong();
     private final AtomicBoolean unpinDrainScheduled = new AtomicBoolean();
+    /** Held by every unpin drain: one at a time, and a synchronous pass waits for a running one. */
+    private final ReentrantLock drainLock = new ReentrantLock();
     /** Backlog at which a drain is handed to the executor: {@code max(1, maxEntries / 16)}. */
     private final long unpinBatch;
 
@@ -298,7 +309,7 @@ public final class CaffeineDedupCache implements DedupCache {
      * publishes the entry is itself published by Caffeine's map, whose put happens-before a get that
      * sees it).
      */
-    static final class Entry implements CacheEntry {
+    static final class Entry implements CacheEntry, BiFunction<Integer, Entry[], Entry[]> {
         static final int REUSABLE = 1;
         static final int REFERENCED = 2;
         /** Internal flag: the entry is on the cache's lazy-unpin stack. */
@@ -482,6 +493,26 @@ public final class CaffeineDedupCache implements DedupCache {
             }
         }
 
+        /**
+         * The remapping function of a pin (the entry is its own, so a pin allocates nothing of ours):
+         * with the key's lock held, sets PINNED if the entry is alive and still in the key's group,
+         * and returns the group unchanged, so that Caffeine re-weighs it (to 0) before the lock is
+         * released. It takes no reference: the caller then does, by the lock-free CAS of
+         * {@link #tryAcquirePinned}.
+         */
+        @Override
+        public Entry[] apply(Integer boxedKey, Entry[] group) {
+            if (indexOf(group, this) >= 0) {
+                for (;;) {
+                    int s = state;
+                    if (count(s) == 0 || (s & PINNED) != 0 || STATE.compareAndSet(this, s, s | PINNED)) {
+                        break;
+                    }
+                }
+            }
+            return group;
+        }
+
         /** Drops the cache's reference if nobody else holds one: count 1 to dead. Only inside a compute. */
         boolean killIfUnheld() {
             for (;;) {
@@ -609,32 +640,18 @@ public final class CaffeineDedupCache implements DedupCache {
      * @return {@code false} if the entry is dead (its count reached 0): it is invisible
      */
     private boolean acquire(Entry entry) {
-        int fast = entry.tryAcquirePinned();
-        if (fast != 0) {
-            return fast > 0;
-        }
-        Pin pin = new Pin(entry);
-        groupMap.computeIfPresent(entry.boxedKey, pin);
-        return pin.pinned;
-    }
-
-    /**
-     * The remapping function of a pin: takes the reference and sets PINNED with the key's lock held,
-     * only if the entry is still in the key's current group, and returns the group unchanged so that
-     * Caffeine re-weighs it (to 0) before the lock is released.
-     */
-    private static final class Pin implements BiFunction<Integer, Entry[], Entry[]> {
-        private final Entry entry;
-        boolean pinned;
-
-        Pin(Entry entry) {
-            this.entry = entry;
-        }
-
-        @Override
-        public Entry[] apply(Integer key, Entry[] group) {
-            pinned = indexOf(group, entry) >= 0 && entry.acquireAndPinUnderKeyLock();
-            return group;
+        for (;;) {
+            int fast = entry.tryAcquirePinned();
+            if (fast != 0) {
+                return fast > 0;
+            }
+            // Unpinned (count 1): pin it under the key's lock (the entry is its own remapping
+            // function: nothing allocated here), then take the reference by the lock-free CAS. An
+            // unpin drain may get in between: then the CAS sees it unpinned again and this repeats.
+            Entry[] group = groupMap.computeIfPresent(entry.boxedKey, entry);
+            if (group == null || indexOf(group, entry) < 0) {
+                return false; // no longer cached (removed, or the cache closed)
+            }
         }
     }
 
@@ -675,57 +692,110 @@ public final class CaffeineDedupCache implements DedupCache {
             return;
         }
         long size = entryCount.get();
-        if (size < maxEntries && backlog <= size) {
-            return;
+        if (size <= maxEntries && backlog <= 2 * size) {
+            return; // no eviction is due (pinned entries cost nothing yet), few dead entries queued
         }
-        if (backlog >= 4 * unpinBatch) {
-            drainUnpins();
-        } else {
-            scheduleUnpinDrain();
-        }
-    }
-
-    /** Hands one unpin drain to the executor unless one is pending (or drains here if it refuses). */
-    private void scheduleUnpinDrain() {
-        if (unpinDrainScheduled.compareAndSet(false, true)) {
-            try {
-                maintenanceExecutor.execute(this::runScheduledUnpinDrain);
-            } catch (RuntimeException rejected) {
-                unpinDrainScheduled.set(false);
-                drainUnpins();
+        if (!scheduleUnpinDrain() && backlog >= 4 * unpinBatch && drainLock.tryLock()) {
+            try { // a drain was pending already and has not started: the executor is behind
+                drainUnpins(drainKeep());
+            } finally {
+                drainLock.unlock();
             }
-        }
-    }
-
-    private void runScheduledUnpinDrain() {
-        try {
-            drainUnpins();
-        } finally {
-            unpinDrainScheduled.set(false);
         }
     }
 
     /**
-     * Unpins every entry on the stack that only the cache holds: one compute per entry on its key
-     * ({@link #UNPIN_UNHELD}), after which Caffeine weighs the group again by its entry count, so its
-     * eviction can take it. The UNPIN_QUEUED flag is cleared before the entry is looked at, so a
-     * release that happens after this look pushes the entry again.
+     * Hands one unpin drain to the executor unless one is pending (or drains here if it refuses).
+     *
+     * @return whether this call scheduled (or ran) one; {@code false} if one was pending already
      */
-    private void drainUnpins() {
-        Entry entry = unpinStack.getAndSet(null);
-        long drained = 0;
-        while (entry != null) {
-            Entry next = entry.nextToUnpin;
-            entry.nextToUnpin = null;
-            entry.clearUnpinQueued();
-            drained++;
-            if (entry.isPinned() && entry.count() == 1 && !closed) {
-                groupMap.computeIfPresent(entry.boxedKey, UNPIN_UNHELD);
-            }
-            entry = next;
+    private boolean scheduleUnpinDrain() {
+        if (!unpinDrainScheduled.compareAndSet(false, true)) {
+            return false;
         }
-        if (drained > 0) {
-            unpinBacklog.addAndGet(-drained);
+        try {
+            maintenanceExecutor.execute(runScheduledUnpinDrain);
+        } catch (RuntimeException rejected) {
+            unpinDrainScheduled.set(false);
+            runScheduledUnpinDrain.run();
+        }
+        return true;
+    }
+
+    /** The unpin drain handed to the executor: one preallocated task. */
+    private final Runnable runScheduledUnpinDrain = () -> {
+        drainLock.lock();
+        try {
+            drainUnpins(drainKeep());
+        } finally {
+            drainLock.unlock();
+            unpinDrainScheduled.set(false);
+        }
+    };
+
+    /**
+     * How many of the newest live entries a background drain leaves pinned on the stack: above
+     * {@code maxEntries}, {@code unpinBatch / 2} (the hot ones, which the next lookups would pin
+     * again at once); at or below it none needs to become evictable, so the drain only unlinks the
+     * dead ones.
+     */
+    private long drainKeep() {
+        return entryCount.get() > maxEntries ? unpinBatch / 2 : Long.MAX_VALUE;
+    }
+
+    /**
+     * Walks the lazy-unpin stack, newest first, with {@link #drainLock} held (one drain at a time,
+     * and a synchronous pass that waits for the lock finds every earlier drain finished). Dead
+     * entries are unlinked; of the live ones the newest {@code keep} stay on the stack, pinned, and
+     * every other one is unlinked and, if only the cache holds it, unpinned: one compute on its key
+     * ({@link #UNPIN_UNHELD}), after which Caffeine weighs the group again by its entry count, so
+     * its eviction can take it. Only this (single) consumer changes the links below the head;
+     * releases only push onto the head, so unlinking there needs no CAS. The UNPIN_QUEUED flag is
+     * cleared before an unlinked entry is looked at, so a release after this look pushes it again.
+     *
+     * @param keep how many live entries to leave queued; 0 takes the whole stack
+     */
+    private void drainUnpins(long keep) {
+        long unlinked = 0;
+        if (keep == 0) {
+            Entry entry = unpinStack.getAndSet(null);
+            while (entry != null) {
+                Entry next = entry.nextToUnpin;
+                unpinUnlinked(entry);
+                unlinked++;
+                entry = next;
+            }
+        } else {
+            Entry kept = unpinStack.get(); // the head stays: only a CAS could take it off
+            if (kept == null) {
+                return;
+            }
+            long live = 1;
+            Entry entry = kept.nextToUnpin;
+            while (entry != null) {
+                Entry next = entry.nextToUnpin;
+                if (live < keep && entry.count() != 0) {
+                    live++;
+                    kept = entry;
+                } else {
+                    kept.nextToUnpin = next;
+                    unpinUnlinked(entry);
+                    unlinked++;
+                }
+                entry = next;
+            }
+        }
+        if (unlinked > 0) {
+            unpinBacklog.addAndGet(-unlinked);
+        }
+    }
+
+    /** An entry just unlinked from the stack: off it for good, unpinned if only the cache holds it. */
+    private void unpinUnlinked(Entry entry) {
+        entry.nextToUnpin = null;
+        entry.clearUnpinQueued();
+        if (entry.isPinned() && entry.count() == 1 && !closed) {
+            groupMap.computeIfPresent(entry.boxedKey, UNPIN_UNHELD);
         }
     }
 
@@ -766,23 +836,47 @@ public final class CaffeineDedupCache implements DedupCache {
             duplicatesRefused.increment();
             return false;
         }
-        Insert insert = new Insert(new Entry(this, boxedKey, value, reusable));
-        groupMap.compute(boxedKey, insert);
-        if (!insert.inserted) {
-            duplicatesRefused.increment();
-            return false;
+        Entry entry = new Entry(this, boxedKey, value, reusable);
+        if (!(group == null && insertFirst(boxedKey, entry))) {
+            Insert insert = new Insert(entry);
+            groupMap.compute(boxedKey, insert);
+            if (!insert.inserted) {
+                duplicatesRefused.increment();
+                return false;
+            }
         }
         creates.increment();
         long size = entryCount.get();
-        if (size >= maxEntries && unpinBacklog.get() >= unpinBatch) {
+        if (size > maxEntries && unpinBacklog.get() >= unpinBatch) {
             scheduleUnpinDrain(); // lately held entries must become evictable again
         }
         if (size >= synchronousReclaimThreshold) {
             synchronousReclaimPasses.increment();
-            drainUnpins(); // lately held entries become evictable again
+            drainLock.lock(); // waits for a drain in progress: then every unheld entry is unpinned
+            try {
+                drainUnpins(0); // every lately held entry becomes evictable again
+            } finally {
+                drainLock.unlock();
+            }
             groups.cleanUp(); // and Caffeine evicts down to maxEntries now, on this thread
         }
         return true;
+    }
+
+    /**
+     * The common create: the key had no group, so the entry becomes a group of its own by one
+     * {@code putIfAbsent}, Caffeine's plain insert (no compute: none of the capture arrays and the
+     * lambda of its {@code remap}). The group weighs 1: nobody can have pinned an entry that was
+     * not visible yet. Counted before it is visible (size never undercounts), uncounted if another
+     * group got there first; then the caller falls back to the compute.
+     */
+    private boolean insertFirst(Integer boxedKey, Entry entry) {
+        entryCount.incrementAndGet();
+        if (groupMap.putIfAbsent(boxedKey, new Entry[] {entry}) == null) {
+            return true;
+        }
+        entryCount.decrementAndGet();
+        return false;
     }
 
     /** The remapping function of a create: prepends the entry unless the pair is already there. */
