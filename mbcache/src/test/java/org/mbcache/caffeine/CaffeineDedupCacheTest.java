@@ -136,4 +136,71 @@ class CaffeineDedupCacheTest {
         cache.close();
         assertEquals(before, tasks.get());
     }
+
+    @Test
+    void lookupsInACacheAtItsBoundNeedNoCaffeineWriteOnceTheEntriesArePinned() {
+        AtomicInteger tasks = new AtomicInteger();
+        Executor counting = task -> {
+            tasks.incrementAndGet();
+            task.run();
+        };
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(64).executor(counting).build()) {
+            for (int key = 0; key < 64; key++) {
+                cache.create(key, key, true);
+            }
+            for (int key = 0; key < 64; key++) { // first use: pins by a compute (a Caffeine write)
+                cache.release(cache.findFirst(key));
+            }
+            int afterFirstUse = tasks.get();
+            for (int round = 0; round < 3; round++) {
+                for (int key = 0; key < 64; key++) {
+                    CacheEntry entry = cache.findFirst(key);
+                    assertNotNull(entry);
+                    cache.release(entry);
+                    cache.release(cache.get(key, key));
+                }
+            }
+            assertEquals(afterFirstUse, tasks.get(), "lookups of pinned entries must not write to Caffeine");
+            assertEquals(64, cache.size());
+            assertEquals(64, cache.unpinBacklog(), "at the bound nothing is unpinned");
+        }
+    }
+
+    @Test
+    void overTheBoundADrainLeavesOnlyTheNewestFewUnheldEntriesPinned() {
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(64).executor(Runnable::run).build()) {
+            for (int key = 0; key < 64; key++) {
+                cache.create(key, key, true);
+                cache.release(cache.findFirst(key));
+            }
+            for (int key = 1000; key < 1500; key++) {
+                cache.create(key, key, true);
+                // unpinBatch 4: at most 4 released entries wait on the stack, and a drain keeps 2
+                assertTrue(cache.size() <= 64 + 4, "size " + cache.size() + " after create " + key);
+            }
+            assertTrue(cache.unpinBacklog() < 4, "backlog " + cache.unpinBacklog());
+        }
+    }
+
+    @Test
+    void deadEntriesDoNotPileUpOnTheUnpinStackBelowTheBound() {
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(64).executor(Runnable::run).build()) {
+            for (int key = 0; key < 32; key++) {
+                cache.create(key, key, true);
+                cache.release(cache.findFirst(key)); // 32 live pinned entries stay queued
+            }
+            for (int key = 100; key < 10_100; key++) {
+                cache.create(key, key, true);
+                cache.release(cache.findFirst(key));
+                CacheEntry held = cache.deleteOrGet(key, key);
+                if (held != null) {
+                    cache.release(held);
+                }
+                assertTrue(cache.unpinBacklog() <= 2 * cache.size() + 4, "backlog " + cache.unpinBacklog());
+            }
+            for (int key = 0; key < 32; key++) {
+                assertNotNull(cache.get(key, key), "live entry " + key + " lost");
+            }
+        }
+    }
 }
