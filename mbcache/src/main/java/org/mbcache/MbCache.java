@@ -550,8 +550,12 @@ public final class MbCache implements DedupCache {
 
         /** Whether a create of the pair is in progress in bucket {@code b}. Lock held. */
         boolean hasRequest(int b, int key, long value) {
+            int count = words[b][REQUESTS];
+            if (count == 0) {
+                return false; // the common case: no need to touch the pairs array at all
+            }
             long[] pairs = requests[b];
-            for (int i = 2 * words[b][REQUESTS] - 2; i >= 0; i -= 2) {
+            for (int i = 2 * count - 2; i >= 0; i -= 2) {
                 if (pairs[i] == key && pairs[i + 1] == value) {
                     return true;
                 }
