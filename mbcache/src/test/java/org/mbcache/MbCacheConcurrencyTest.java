@@ -2,15 +2,13 @@ package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.mbcache.contract.Pairs.isCached;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.mbcache.contract.ConcurrentRounds;
 
 /**
  * Races only the kernel port's structures can lose: the lock-free LRU append buffer against
@@ -18,31 +16,6 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MbCacheConcurrencyTest {
-
-    /** Runs each task on its own thread, all released together; rethrows the first failure. */
-    static void runTogether(Runnable... tasks) throws Exception {
-        CyclicBarrier start = new CyclicBarrier(tasks.length);
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        List<Thread> threads = new ArrayList<>();
-        for (Runnable task : tasks) {
-            Thread thread = new Thread(() -> {
-                try {
-                    start.await();
-                    task.run();
-                } catch (Throwable t) {
-                    failure.compareAndSet(null, t);
-                }
-            });
-            thread.start();
-            threads.add(thread);
-        }
-        for (Thread thread : threads) {
-            thread.join();
-        }
-        if (failure.get() != null) {
-            throw new AssertionError("a racing thread failed", failure.get());
-        }
-    }
 
     private static MbCache unboundedCache(int bucketBits) {
         // A maxEntries no test reaches, and an executor that never runs: only the test reclaims.
@@ -54,7 +27,7 @@ class MbCacheConcurrencyTest {
     void everyEntryCreatedConcurrentlyReachesTheLruList() throws Exception {
         try (MbCache cache = unboundedCache(4)) {
             int perThread = 20_000;
-            runTogether(
+            ConcurrentRounds.together(
                     () -> { for (int i = 0; i < perThread; i++) cache.create(i, i, true); },
                     () -> { for (int i = 0; i < perThread; i++) cache.create(i, -1 - i, true); },
                     () -> { for (int round = 0; round < 200; round++) cache.linkedEntries(); });
@@ -68,17 +41,15 @@ class MbCacheConcurrencyTest {
     void reclaimFollowsEachThreadsCreationOrder() throws Exception {
         try (MbCache cache = unboundedCache(6)) {
             int perThread = 10_000;
-            runTogether(
+            ConcurrentRounds.together(
                     () -> { for (int i = 0; i < perThread; i++) cache.create(1, i, true); },
                     () -> { for (int i = 0; i < perThread; i++) cache.create(2, i, true); });
             cache.shrink(perThread); // frees the oldest half of the interleaving
             for (int key = 1; key <= 2; key++) {
                 boolean seenSurvivor = false;
                 for (int i = 0; i < perThread; i++) {
-                    CacheEntry entry = cache.get(key, i);
-                    if (entry != null) {
+                    if (isCached(cache, key, i)) {
                         seenSurvivor = true;
-                        cache.release(entry);
                     } else {
                         assertTrue(!seenSurvivor, "key " + key + ": value " + i
                                 + " was reclaimed although an older value of the same thread survived");
@@ -112,13 +83,11 @@ class MbCacheConcurrencyTest {
                     cache.shrink(8);
                 }
             };
-            runTogether(churn, churn, reclaim);
+            ConcurrentRounds.together(churn, churn, reclaim);
             long live = 0;
             for (int key = 0; key < keys; key++) {
-                CacheEntry entry = cache.get(key, key);
-                if (entry != null) {
+                if (isCached(cache, key, key)) {
                     live++;
-                    cache.release(entry);
                 }
             }
             assertEquals(live, cache.size());
@@ -133,7 +102,7 @@ class MbCacheConcurrencyTest {
                     .maxEntries(Long.MAX_VALUE / 4).executor(task -> {}).build()) {
                 int rounds = 5_000;
                 int[] wins = new int[2];
-                runTogether(
+                ConcurrentRounds.together(
                         () -> { for (int i = 0; i < rounds; i++) if (cache.create(i, i, true)) wins[0]++; },
                         () -> { for (int i = 0; i < rounds; i++) if (cache.create(i, i, true)) wins[1]++; });
                 assertEquals(rounds, wins[0] + wins[1], strategy + ": winners");
@@ -148,7 +117,7 @@ class MbCacheConcurrencyTest {
             cache.create(7, 7, true);
             CacheEntry pinned = cache.get(7, 7); // held, so nothing may remove it
             int rounds = 200_000;
-            runTogether(
+            ConcurrentRounds.together(
                     () -> {
                         for (int i = 0; i < rounds; i++) {
                             cache.create(100 + (i & 31), i, true);

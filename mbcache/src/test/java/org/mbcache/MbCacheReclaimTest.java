@@ -1,6 +1,7 @@
 package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.mbcache.contract.Pairs.isCached;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,15 +41,6 @@ class MbCacheReclaimTest {
         return MbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries).executor(executor).build();
     }
 
-    private static boolean cached(MbCache cache, int key, long value) {
-        CacheEntry entry = cache.get(key, value);
-        if (entry == null) {
-            return false;
-        }
-        cache.release(entry);
-        return true;
-    }
-
     @Test
     void aPassFreesExactlyTheOldestUnusedEntries() {
         try (MbCache cache = cache(4, 1000)) {
@@ -57,7 +49,7 @@ class MbCacheReclaimTest {
             }
             assertEquals(3, cache.shrink(3));
             for (int i = 0; i < 10; i++) {
-                assertEquals(i >= 3, cached(cache, i, i), "entry " + i);
+                assertEquals(i >= 3, isCached(cache, i, i), "entry " + i);
             }
         }
     }
@@ -73,9 +65,9 @@ class MbCacheReclaimTest {
             cache.release(oldest);
 
             assertEquals(1, cache.shrink(2)); // looks at 0 (touched: moved to the tail), frees 1
-            assertTrue(cached(cache, 0, 0));
+            assertTrue(isCached(cache, 0, 0));
             assertEquals(2, cache.shrink(2)); // frees 2 and 3: entry 0 now sits behind them
-            assertTrue(cached(cache, 0, 0));
+            assertTrue(isCached(cache, 0, 0));
             assertEquals(1, cache.shrink(1)); // its flag was cleared: freed on the next visit
             assertEquals(0, cache.size());
         }
@@ -89,7 +81,7 @@ class MbCacheReclaimTest {
             CacheEntry held = cache.get(1, 1);
 
             assertEquals(1, cache.shrink(2));
-            assertTrue(cached(cache, 1, 1));
+            assertTrue(isCached(cache, 1, 1));
             assertNull(cache.get(2, 2));
             cache.release(held);
             assertEquals(1, cache.shrink(1));
@@ -161,7 +153,7 @@ class MbCacheReclaimTest {
             executor.runAll();
             assertEquals(70 - 64 / 16, cache.size());
             assertEquals(1, cache.stats().backgroundReclaimPasses());
-            assertTrue(cached(cache, 4, 4));
+            assertTrue(isCached(cache, 4, 4));
             assertNull(cache.get(3, 3)); // the four oldest went
         }
     }

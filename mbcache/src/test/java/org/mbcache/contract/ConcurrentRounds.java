@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * thread hangs) ends the run and is rethrown on the calling thread, so a race that goes wrong is a
  * failed assertion and never a hung build. Shared by every backend's contract tests.
  */
-final class ConcurrentRounds {
+public final class ConcurrentRounds {
 
     /** One racing thread's part of a round. */
     @FunctionalInterface
@@ -87,6 +87,14 @@ final class ConcurrentRounds {
     /** One round of {@code threads} parts with no setup and no check. */
     static void together(int threads, Part part) throws Exception {
         run(threads, 1, r -> {}, part, r -> {});
+    }
+
+    /**
+     * Runs each task once on its own thread, all released together, with the same hang detection
+     * and failure reporting as {@link #run}. For backend-specific tests outside this package.
+     */
+    public static void together(Runnable... tasks) throws Exception {
+        together(tasks.length, (thread, round) -> tasks[thread].run());
     }
 
     private static void barrierAction(Step step, int round, AtomicReference<Throwable> failure) {

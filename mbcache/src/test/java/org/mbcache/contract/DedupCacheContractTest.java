@@ -117,12 +117,7 @@ public abstract class DedupCacheContractTest {
 
     /** Whether the pair is cached, leaving nothing held. */
     private boolean cached(int key, long value) {
-        CacheEntry entry = cache.get(key, value);
-        if (entry == null) {
-            return false;
-        }
-        cache.release(entry);
-        return true;
+        return Pairs.isCached(cache, key, value);
     }
 
     // ---------------------------------------------------------------------------------------------
