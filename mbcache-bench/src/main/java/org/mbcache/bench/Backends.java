@@ -43,6 +43,16 @@ public final class Backends {
         return ForkJoinPool.commonPool();
     }
 
+    /** Closes a trial's cache, whichever kind it filled (either may be null). */
+    public static void dispose(DedupCache cache, Cache<Long, Long> raw) {
+        if (cache != null) {
+            cache.close();
+        }
+        if (raw != null) {
+            raw.invalidateAll();
+        }
+    }
+
     public static boolean isRaw(String backend) {
         return CAFFEINE_RAW.equals(backend);
     }

@@ -41,11 +41,6 @@ public class Filled {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        if (cache != null) {
-            cache.close();
-        }
-        if (raw != null) {
-            raw.invalidateAll();
-        }
+        Backends.dispose(cache, raw);
     }
 }

@@ -120,11 +120,6 @@ public class Populated {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        if (cache != null) {
-            cache.close();
-        }
-        if (raw != null) {
-            raw.invalidateAll();
-        }
+        Backends.dispose(cache, raw);
     }
 }
