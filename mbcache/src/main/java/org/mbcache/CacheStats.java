@@ -16,6 +16,9 @@ package org.mbcache;
  * @param backgroundReclaimPasses passes run on the executor because {@code size() >= maxEntries}
  * @param synchronousReclaimPasses passes run by a creating thread because {@code size() >= 2 * maxEntries}
  * @param requestedReclaimPasses passes asked for through {@code shrink} (by a caller or on memory pressure)
+ * @param chainCapReclaims entries reclaimed because a create found their chain (or, in the Caffeine
+ *     backend, their key's values) at the cache's chain cap: a steady rise means colliding keys are
+ *     arriving faster than honest workloads make them, an attack or a cap set too low
  */
 public record CacheStats(
         long creates,
@@ -26,13 +29,14 @@ public record CacheStats(
         long entriesReclaimed,
         long backgroundReclaimPasses,
         long synchronousReclaimPasses,
-        long requestedReclaimPasses) {
+        long requestedReclaimPasses,
+        long chainCapReclaims) {
 
     /** Validates that no counter is negative. */
     public CacheStats {
         if (creates < 0 || duplicatesRefused < 0 || lookupHits < 0 || lookupMisses < 0 || deletes < 0
                 || entriesReclaimed < 0 || backgroundReclaimPasses < 0 || synchronousReclaimPasses < 0
-                || requestedReclaimPasses < 0) {
+                || requestedReclaimPasses < 0 || chainCapReclaims < 0) {
             throw new IllegalArgumentException("cache counters cannot be negative");
         }
     }

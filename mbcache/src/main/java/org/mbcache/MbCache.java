@@ -859,6 +859,7 @@ public final class MbCache implements DedupCache {
     private final int bucketBits;
     private final long maxEntries;
     private final CreateStrategy createStrategy;
+    private final int chainCap;
     private final Executor executor;
     private final Lru lru = new Lru();
     private final EntryCount entryCount = new EntryCount();
@@ -886,6 +887,7 @@ public final class MbCache implements DedupCache {
         this.bucketBits = builder.bucketBits;
         this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries : (1L << bucketBits) << 4;
         this.createStrategy = builder.createStrategy;
+        this.chainCap = builder.chainCap > 0 ? builder.chainCap : 64;
         this.executor = builder.executor != null ? builder.executor : ReclaimThread.EXECUTOR;
         this.buckets = new Buckets(1 << bucketBits);
         this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
@@ -913,8 +915,40 @@ public final class MbCache implements DedupCache {
         private long maxEntries;
         private Executor executor;
         private CreateStrategy createStrategy = CreateStrategy.REQUEST_LIST;
+        private Long hashSeed;
+        private int chainCap;
 
         private Builder() {}
+
+        /**
+         * Fixes the secret seed of the keyed bucket index, for reproducible tests and benchmarks.
+         * By default every cache draws its own seed from {@link java.security.SecureRandom}, so that
+         * nobody who chooses keys can aim them at one bucket. Never fix it in production.
+         *
+         * @param hashSeed any value; the same seed always gives the same bucket for a key
+         * @return this builder
+         */
+        public Builder hashSeed(long hashSeed) {
+            this.hashSeed = hashSeed;
+            return this;
+        }
+
+        /**
+         * The most entries nobody holds that one bucket chain keeps: a create that would make a chain
+         * longer first reclaims that chain's oldest unheld entries. Default: from the load at twice
+         * {@code maxEntries}, far above any chain honest keys make (see {@link MbCache#chainCap()}).
+         *
+         * @param chainCap the cap, at least 1
+         * @return this builder
+         * @throws IllegalArgumentException if {@code chainCap < 1}
+         */
+        public Builder chainCap(int chainCap) {
+            if (chainCap < 1) {
+                throw new IllegalArgumentException("chainCap must be at least 1, was " + chainCap);
+            }
+            this.chainCap = chainCap;
+            return this;
+        }
 
         /**
          * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4.
@@ -984,6 +1018,11 @@ public final class MbCache implements DedupCache {
     /** The size at which creates start reclaiming. */
     public long maxEntries() {
         return maxEntries;
+    }
+
+    /** The longest a bucket chain may grow with entries nobody holds. */
+    public int chainCap() {
+        return chainCap;
     }
 
     /** How this cache refuses duplicates. */
@@ -1482,7 +1521,7 @@ public final class MbCache implements DedupCache {
         try {
             return new CacheStats(creates, duplicatesRefused, lookupHits, lookupMisses, deletes,
                     entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
-                    requestedReclaimPasses);
+                    requestedReclaimPasses, 0L);
         } finally {
             lru.lock.unlock();
         }

@@ -276,8 +276,26 @@ public final class CaffeineDedupCache implements DedupCache {
     public static final class Builder {
         private long maxEntries = DEFAULT_MAX_ENTRIES;
         private Executor executor = ForkJoinPool.commonPool();
+        private int chainCap;
 
         private Builder() {}
+
+        /**
+         * Sets the most values one key keeps while nobody holds them: a create that would give a key
+         * more first reclaims that key's oldest unheld value. Default: as {@code MbCache}'s default
+         * chain cap for the same {@code maxEntries}.
+         *
+         * @param chainCap the cap, at least 1
+         * @return this builder
+         * @throws IllegalArgumentException if {@code chainCap < 1}
+         */
+        public Builder chainCap(int chainCap) {
+            if (chainCap < 1) {
+                throw new IllegalArgumentException("chainCap must be at least 1, was " + chainCap);
+            }
+            this.chainCap = chainCap;
+            return this;
+        }
 
         /**
          * Sets the size bound: Caffeine's maximum weight, where an unheld entry weighs 1.
@@ -1265,7 +1283,8 @@ public final class CaffeineDedupCache implements DedupCache {
                 entriesReclaimed.sum(),
                 backgroundReclaimPasses.sum(),
                 synchronousReclaimPasses.sum(),
-                requestedReclaimPasses.sum());
+                requestedReclaimPasses.sum(),
+                0L);
     }
 
     /**

@@ -138,7 +138,7 @@ public abstract class DedupCacheContractTest {
 
     @Test
     void statsOfANewCacheAreAllZero() {
-        assertEquals(new CacheStats(0, 0, 0, 0, 0, 0, 0, 0, 0), cache.stats());
+        assertEquals(new CacheStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0), cache.stats());
     }
 
     // ---------------------------------------------------------------------------------------------
