@@ -765,15 +765,12 @@ public final class CaffeineDedupCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>A duplicate already cached is refused by a lock-free read of the key's group, allocating
-     * nothing but the key box. Otherwise, if the key had no group, the entry becomes one by
-     * Caffeine's {@code putIfAbsent}; if it had one (or another creator's group got there first),
-     * the entry is inserted by one {@code asMap().compute} on the key, which re-checks for the pair
-     * under the key's lock and, if the key already has {@code chainCap} values nobody holds, frees
-     * its oldest unheld ones. Of racing creators of one pair exactly one inserts. If the cache is
-     * over its bound with a backlog of lately used pinned entries, a drain is handed to the
-     * executor; if it holds {@code 2 * maxEntries} entries or more, this thread runs the
-     * synchronous pass (see the class documentation) before returning.
+     * <p>A duplicate already cached is refused without a lock, allocating nothing but the key box.
+     * If the key already has {@code chainCap} values nobody holds, its oldest unheld ones are
+     * reclaimed first (counted in {@link CacheStats#chainCapReclaims()}). If the cache then holds
+     * {@code 2 * maxEntries} entries or more, this thread reclaims before returning: it runs
+     * Caffeine's pending eviction here and, if that is not enough, frees unheld values of keys that
+     * have a held one, oldest first, until the cache is below that.
      *
      * @throws IllegalStateException if the cache is closed, also when {@code close()} ran while
      *     this call was inserting (the pair is then dropped with the rest)
@@ -1166,7 +1163,9 @@ public final class CaffeineDedupCache implements DedupCache {
      * {@inheritDoc}
      *
      * <p>Walks Caffeine's eviction order ({@link Policy.Eviction#coldest(java.util.function.Function)})
-     * as described in the class documentation.
+     * coldest key first and, within a key, oldest value first. A pass looks at no more than twice
+     * the entries present when it started (each may use its second chance once), so it ends
+     * whatever other threads create or touch meanwhile.
      */
     @Override
     public long shrink(long nrToScan) {
