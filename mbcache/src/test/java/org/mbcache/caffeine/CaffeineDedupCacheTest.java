@@ -228,6 +228,23 @@ class CaffeineDedupCacheTest {
         return cached;
     }
 
+    /** A cache that never reclaims for size, with this chain cap; maintenance on the calling thread. */
+    private static CaffeineDedupCache roomyCappedAt(int chainCap) {
+        return CaffeineDedupCache.builder().maxEntries(100_000).chainCap(chainCap).executor(Runnable::run).build();
+    }
+
+    /** A cache of 16 entries whose chain cap no test reaches; maintenance on the calling thread. */
+    private static CaffeineDedupCache smallUncapped() {
+        return CaffeineDedupCache.builder().maxEntries(16).chainCap(10_000).executor(Runnable::run).build();
+    }
+
+    /** Creates the values {@code from .. to - 1} of {@link #KEY}. */
+    private static void createValues(CaffeineDedupCache cache, long from, long to) {
+        for (long value = from; value < to; value++) {
+            cache.create(KEY, value, true);
+        }
+    }
+
     @Test
     void builderRejectsAChainCapBelowOne() {
         assertThrows(IllegalArgumentException.class, () -> CaffeineDedupCache.builder().chainCap(0));
@@ -235,8 +252,7 @@ class CaffeineDedupCacheTest {
 
     @Test
     void theUnheldValuesOfAHeldEntrysKeyStayWithinTwiceMaxEntries() {
-        try (CaffeineDedupCache cache = CaffeineDedupCache.builder()
-                .maxEntries(16).chainCap(10_000).executor(Runnable::run).build()) {
+        try (CaffeineDedupCache cache = smallUncapped()) {
             cache.create(KEY, 0, true);
             try (CacheEntry held = cache.get(KEY, 0)) {
                 for (long value = 1; value <= 500; value++) {
@@ -250,13 +266,10 @@ class CaffeineDedupCacheTest {
 
     @Test
     void theUnheldValuesOfAHeldEntrysKeyAreReclaimedOldestFirst() {
-        try (CaffeineDedupCache cache = CaffeineDedupCache.builder()
-                .maxEntries(16).chainCap(10_000).executor(Runnable::run).build()) {
+        try (CaffeineDedupCache cache = smallUncapped()) {
             cache.create(KEY, 0, true);
             try (CacheEntry held = cache.get(KEY, 0)) {
-                for (long value = 1; value <= 500; value++) {
-                    cache.create(KEY, value, true);
-                }
+                createValues(cache, 1, 501);
                 assertNull(cache.get(KEY, 1), "the oldest unheld value outlived newer ones");
                 CacheEntry newest = cache.get(KEY, 500);
                 assertNotNull(newest, "the newest value was reclaimed");
@@ -269,14 +282,11 @@ class CaffeineDedupCacheTest {
 
     @Test
     void aOneKeyFloodLeavesAtMostChainCapUnheldValuesPlusTheHeldOnes() {
-        try (CaffeineDedupCache cache = CaffeineDedupCache.builder()
-                .maxEntries(100_000).chainCap(8).executor(Runnable::run).build()) {
+        try (CaffeineDedupCache cache = roomyCappedAt(8)) {
             cache.create(KEY, 0, true);
             cache.create(KEY, 1, true);
             try (CacheEntry held0 = cache.get(KEY, 0); CacheEntry held1 = cache.get(KEY, 1)) {
-                for (long value = 2; value < 10_000; value++) {
-                    cache.create(KEY, value, true);
-                }
+                createValues(cache, 2, 10_000);
                 assertEquals(8 + 2, cachedValues(cache, 10_000));
                 assertEquals(8 + 2, cache.size());
             }
@@ -285,13 +295,10 @@ class CaffeineDedupCacheTest {
 
     @Test
     void aHeldEntrySurvivesAOneKeyFlood() {
-        try (CaffeineDedupCache cache = CaffeineDedupCache.builder()
-                .maxEntries(100_000).chainCap(8).executor(Runnable::run).build()) {
+        try (CaffeineDedupCache cache = roomyCappedAt(8)) {
             cache.create(KEY, 0, true);
             try (CacheEntry held = cache.get(KEY, 0)) {
-                for (long value = 1; value < 10_000; value++) {
-                    cache.create(KEY, value, true);
-                }
+                createValues(cache, 1, 10_000);
                 assertSame(held, cache.get(KEY, 0));
                 cache.release(held);
             }
@@ -300,11 +307,8 @@ class CaffeineDedupCacheTest {
 
     @Test
     void aOneKeyFloodKeepsTheNewestValues() {
-        try (CaffeineDedupCache cache = CaffeineDedupCache.builder()
-                .maxEntries(100_000).chainCap(8).executor(Runnable::run).build()) {
-            for (long value = 0; value < 100; value++) {
-                cache.create(KEY, value, true);
-            }
+        try (CaffeineDedupCache cache = roomyCappedAt(8)) {
+            createValues(cache, 0, 100);
             for (long value = 92; value < 100; value++) {
                 CacheEntry entry = cache.get(KEY, value);
                 assertNotNull(entry, "value " + value + " of the newest 8 was reclaimed");
@@ -315,11 +319,8 @@ class CaffeineDedupCacheTest {
 
     @Test
     void chainCapReclaimsAreCounted() {
-        try (CaffeineDedupCache cache = CaffeineDedupCache.builder()
-                .maxEntries(100_000).chainCap(8).executor(Runnable::run).build()) {
-            for (long value = 0; value < 108; value++) {
-                cache.create(KEY, value, true);
-            }
+        try (CaffeineDedupCache cache = roomyCappedAt(8)) {
+            createValues(cache, 0, 108);
             assertEquals(100, cache.stats().chainCapReclaims());
         }
     }
@@ -327,9 +328,7 @@ class CaffeineDedupCacheTest {
     @Test
     void theDefaultChainCapIs64() {
         try (CaffeineDedupCache cache = CaffeineDedupCache.builder().executor(Runnable::run).build()) {
-            for (long value = 0; value < 100; value++) {
-                cache.create(KEY, value, true);
-            }
+            createValues(cache, 0, 100);
             assertEquals(64, cache.size());
             assertEquals(36, cache.stats().chainCapReclaims());
         }
@@ -337,8 +336,7 @@ class CaffeineDedupCacheTest {
 
     @Test
     void distinctKeysAreNotCapped() {
-        try (CaffeineDedupCache cache = CaffeineDedupCache.builder()
-                .maxEntries(100_000).chainCap(1).executor(Runnable::run).build()) {
+        try (CaffeineDedupCache cache = roomyCappedAt(1)) {
             for (int key = 0; key < 100; key++) {
                 cache.create(key, key, true);
             }
@@ -362,11 +360,8 @@ class CaffeineDedupCacheTest {
         }
     }
 
-    @Test
-    void anExecutorThatThrowsAnErrorGetsTheWorkRunOnTheCallingThread() {
-        Executor throwing = task -> {
-            throw new AssertionError("executor down");
-        };
+    /** With an executor whose execute always throws, eviction and unpin drains still run. */
+    private static void assertTheWorkRunsOnTheCallingThread(Executor throwing) {
         try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(throwing).build()) {
             createAndUse(cache, 2000);
             assertTrue(cache.size() <= 32 + 2, "eviction did not run: size " + cache.size());
@@ -375,14 +370,17 @@ class CaffeineDedupCacheTest {
     }
 
     @Test
+    void anExecutorThatThrowsAnErrorGetsTheWorkRunOnTheCallingThread() {
+        assertTheWorkRunsOnTheCallingThread(task -> {
+            throw new AssertionError("executor down");
+        });
+    }
+
+    @Test
     void anExecutorThatRejectsGetsTheWorkRunOnTheCallingThread() {
-        Executor rejecting = task -> {
+        assertTheWorkRunsOnTheCallingThread(task -> {
             throw new RejectedExecutionException("full");
-        };
-        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(rejecting).build()) {
-            createAndUse(cache, 2000);
-            assertTrue(cache.size() <= 32 + 2, "eviction did not run: size " + cache.size());
-        }
+        });
     }
 
     @Test

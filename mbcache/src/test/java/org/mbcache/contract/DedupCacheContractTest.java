@@ -314,22 +314,25 @@ public abstract class DedupCacheContractTest {
         assertEquals(0, cache.size());
     }
 
-    @Test
-    void findNextOfAnEntryTheCallerDoesNotHoldIsAnIllegalStateException() {
+    /** Two values of the key; the newest, found and released again: an entry the caller no longer holds. */
+    private CacheEntry theNewestOfTwoFoundAndReleased() {
         cache.create(KEY, 1, true);
         cache.create(KEY, 2, true);
         CacheEntry first = cache.findFirst(KEY);
         cache.release(first);
+        return first;
+    }
+
+    @Test
+    void findNextOfAnEntryTheCallerDoesNotHoldIsAnIllegalStateException() {
+        CacheEntry first = theNewestOfTwoFoundAndReleased();
         assertThrows(IllegalStateException.class, () -> cache.findNext(first));
         assertTrue(cached(KEY, 2), "the cache's own reference survives");
     }
 
     @Test
     void findNextOfAnEntryAlreadyReleasedTakesNoReferenceToTheNext() {
-        cache.create(KEY, 1, true);
-        cache.create(KEY, 2, true);
-        CacheEntry first = cache.findFirst(KEY);
-        cache.release(first);
+        CacheEntry first = theNewestOfTwoFoundAndReleased();
         assertThrows(IllegalStateException.class, () -> cache.findNext(first));
         assertNull(cache.deleteOrGet(KEY, 1), "findNext left a reference to the next entry");
         assertNull(cache.deleteOrGet(KEY, 2));
