@@ -18,11 +18,20 @@ import java.util.concurrent.TimeUnit;
  * {@link #deleteOrGet} (when only the cache and that caller hold it) remove an entry, so an entry
  * somebody holds is never removed. That is the guarantee ext4's journal depends on.
  *
- * <p><b>Misuse</b> gets an exception, never corruption: {@code null} arguments are a
- * {@link NullPointerException} naming the argument, an entry of another cache an
- * {@link IllegalArgumentException}, releasing an entry more often than it was handed out an
- * {@link IllegalStateException} (the cache's own reference survives), and any call after
- * {@link #close()} an {@link IllegalStateException}.
+ * <p><b>Misuse</b> that the cache can see gets an exception, never corruption: {@code null}
+ * arguments are a {@link NullPointerException} naming the argument, an entry of another cache an
+ * {@link IllegalArgumentException}, and any call after {@link #close()} an
+ * {@link IllegalStateException}. A reference count cannot tell holders apart, so what is detected
+ * about releases is exactly this: a {@link #release}, {@link #findNext} or {@link CacheEntry#close()}
+ * of an entry whose count shows no caller reference at all (only the cache's own, or none because
+ * the entry was removed) is an {@link IllegalStateException}, and the cache's own reference
+ * survives. What cannot be detected: a holder that releases twice while another holder still holds
+ * the entry. The count then looks legitimate, the entry may be removed ({@link #deleteOrGet},
+ * reclaim) while the other holder still uses it, and only that holder's own release, later, is
+ * reported as the over-release. Release every reference exactly once (try-with-resources on
+ * {@link CacheEntry} does). A backend that finds its own invariants broken (an entry somebody holds
+ * removed by its eviction) throws an {@link AssertionError} from the call that finds it or, where
+ * that call cannot throw, from every later call but {@link #close()}; it never only logs it.
  *
  * <p>Implementations: {@link MbCache} (the kernel port) and
  * {@link org.mbcache.caffeine.CaffeineDedupCache}. All methods are safe to call from any thread.
@@ -95,8 +104,14 @@ public interface DedupCache extends AutoCloseable {
      * {@code mb_cache_entry_wait_unused}). Every release that brings the count down to that wakes the
      * waiters; no wake-up is lost. The caller must hold a reference to {@code entry}.
      *
+     * <p>Interruption, in every backend: like {@code Lock.lockInterruptibly}, a thread whose interrupt
+     * status is set on entry gets an {@link InterruptedException} even when {@code entry} is already
+     * unused, and so does a thread interrupted while it waits; either way its interrupt status is
+     * cleared.
+     *
      * @param entry an entry the caller holds
-     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws InterruptedException if the thread is interrupted on entry or while waiting (its
+     *     interrupt status is then cleared)
      * @throws NullPointerException if {@code entry} is null
      * @throws IllegalArgumentException if {@code entry} belongs to another cache
      * @throws IllegalStateException if the cache is closed (also when it is closed during the wait)
@@ -104,14 +119,17 @@ public interface DedupCache extends AutoCloseable {
     void waitUnused(CacheEntry entry) throws InterruptedException;
 
     /**
-     * Like {@link #waitUnused(CacheEntry)}, giving up after {@code timeout}.
+     * Like {@link #waitUnused(CacheEntry)}, giving up after {@code timeout}. Interruption as there: a
+     * thread whose interrupt status is set on entry gets an {@link InterruptedException} even when
+     * {@code entry} is already unused or {@code timeout} is zero, and its interrupt status is cleared.
      *
      * @param entry an entry the caller holds
      * @param timeout the longest time to wait; zero or less does not wait
      * @param unit the unit of {@code timeout}
      * @return {@code true} if only the cache and the caller hold {@code entry}; {@code false} if the
      *     time ran out first
-     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws InterruptedException if the thread is interrupted on entry or while waiting (its
+     *     interrupt status is then cleared)
      * @throws NullPointerException if {@code entry} or {@code unit} is null
      * @throws IllegalArgumentException if {@code entry} belongs to another cache
      * @throws IllegalStateException if the cache is closed (also when it is closed during the wait)
@@ -141,7 +159,11 @@ public interface DedupCache extends AutoCloseable {
     void release(CacheEntry entry);
 
     /**
-     * The number of entries in the cache (the shrinker's {@code count_objects}).
+     * The number of entries in the cache (the shrinker's {@code count_objects}). Never negative; while
+     * creates and deletes (or reclaims) run, it differs from the number of live entries by at most
+     * the number of those operations in flight at that moment, and it is exact once they are done
+     * (the kernel's {@code c_entry_count} lags its chains the same way). Entries somebody holds count
+     * too.
      *
      * @return the entry count
      * @throws IllegalStateException if the cache is closed

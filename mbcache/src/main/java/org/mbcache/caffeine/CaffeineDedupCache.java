@@ -15,11 +15,8 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
 import org.mbcache.CacheEntry;
 import org.mbcache.CacheStats;
@@ -27,157 +24,127 @@ import org.mbcache.DedupCache;
 import org.mbcache.internal.HashedWaitQueues;
 
 /**
- * A {@link DedupCache} on top of a bounded Caffeine cache, with the full mbcache contract: the
- * comparison baseline for the kernel port {@link org.mbcache.MbCache}.
+ * A {@link DedupCache} on top of a bounded Caffeine cache, with the full contract of
+ * {@link DedupCache}: the comparison baseline for the kernel port {@link org.mbcache.MbCache}.
  *
- * <h2>Layout</h2>
- * The Caffeine cache maps each 32-bit key (boxed) to that key's <em>group</em>: an immutable array of
- * its entries, newest first, the kernel's hash chain restricted to one key. A {@code (key, value)} pair
- * therefore needs no 96-bit composite key object: the int key finds the group, and the value is a
- * scan of a group that almost always holds one entry. Groups are copy-on-write; every change to a
- * group (insert, remove, pin, unpin) is an {@code asMap()} atomic compute on its key, so all changes of
- * one key are serialized by Caffeine's per-key lock, while lookups read the current group without any
- * lock through {@link Policy#getIfPresentQuietly}. Each entry keeps its reference count (the cache's
- * own reference counts 1) and a PINNED bit in one volatile int, and its flags in another.
+ * <p><b>Bounds.</b> Caffeine evicts unheld entries to keep about {@code maxEntries} of them
+ * (Window TinyLFU instead of the kernel's second-chance LRU); an entry somebody holds is never
+ * evicted and does not count against the bound. Seen from one thread, {@link #size()} never exceeds
+ * {@code 2 * maxEntries} (saturated at {@link Long#MAX_VALUE}) plus the entries that are held and
+ * the creates in flight on other threads: a create that finds the cache that large reclaims on its
+ * own thread. One key keeps at most {@linkplain Builder#chainCap(int) chainCap} values that nobody
+ * holds (64 unless set): a create beyond that first reclaims the key's oldest unheld value, so the
+ * work of an operation never grows with the number of values a key has had, whoever chooses the
+ * keys.
  *
- * <h2>How held entries are kept (the journal-corruption race)</h2>
- * Caffeine evicts by its own policy, so a held entry must be out of that policy's reach. The
- * {@link Weigher} gives a group weight 0 while any of its entries is <em>pinned</em>, and otherwise its
- * number of entries; the cache's maximum weight is {@code maxEntries}. Caffeine never evicts a
- * zero-weight entry: its eviction re-reads the node's weight under the node's lock, inside the same
- * map compute that would remove it, and keeps ("resurrects") the node when the weight is 0
- * ({@code BoundedLocalCache.evictEntry} in Caffeine 3.2; the pinning tests fail should a later
- * version drop that re-check). The
- * PINNED bit is set and cleared only inside computes on the key, and the weigher runs in the same
- * compute, so "an entry is pinned" implies "its group weighs 0" whenever eviction can look. The
- * invariant that makes it safe is "held implies pinned" (count {@code >= 2} implies PINNED):
- * <ul>
- *   <li>a lookup takes a reference without any lock only if the entry is pinned: a CAS of the count
- *       word from {@code (c, PINNED)} to {@code (c + 1, PINNED)}, however small {@code c};</li>
- *   <li>an unpinned entry is first pinned inside an {@code asMap().computeIfPresent} on its key
- *       (the entry is its own remapping function, so nothing of ours is allocated), which Caffeine
- *       re-weighs to 0 before it releases the lock; the reference is then taken by that same
- *       lock-free CAS (should an unpin drain get in between, the CAS sees the entry unpinned and
- *       the lookup pins it again);</li>
- *   <li>a release only decrements the count: the entry stays pinned (so the next lookup of a hot
- *       entry is again a lock-free CAS) and goes, once, on a lazy-unpin stack;</li>
- *   <li>unpinning (a batch drain of that stack) clears PINNED inside a compute by a CAS from exactly
- *       {@code (1, PINNED)} to {@code (1)}: on the same word as the lookups' CAS, so a lookup either
- *       gets there first (count 2: the entry stays pinned) or sees it unpinned and takes the locked
- *       path. Then Caffeine re-weighs the group, and can evict it.</li>
- * </ul>
- * Every removal of ours (reclaim, {@code deleteOrGet}) drops the cache's reference by a CAS from count
- * 1 to 0 inside a compute; Caffeine's own eviction only ever sees unpinned entries at count 1 and
- * retires them to 0 in its eviction listener, which runs inside the removing compute. A lookup that
- * finds count 0 skips the entry.
+ * <p><b>Reclaim.</b> Caffeine's maintenance (eviction) and this backend's own batch work run on the
+ * {@linkplain Builder#executor executor} ({@link ForkJoinPool#commonPool()} unless set), the
+ * analogue of the kernel's background pass. An executor that throws from {@code execute} gets the
+ * work run on the calling thread instead; one that accepts a task and never runs it is worked
+ * around by the callers. {@link #shrink} walks Caffeine's eviction order coldest first, giving
+ * {@linkplain #touch touched} and held entries a second chance. Not registered with
+ * {@link org.mbcache.MbCache}'s memory-pressure registry: wire a heap-pressure signal to
+ * {@link #shrink} yourself.
  *
- * <p>Unpinning is lazy because pinned but unheld entries cost nothing until the cache holds more
- * than {@code maxEntries}: below that, Caffeine would not evict anything anyway. A drain is handed
- * to the executor once the stack holds {@code unpinBatch = maxEntries / 16} entries and the cache
- * holds more than {@code maxEntries}, and a create that finds the cache over its bound with such a
- * backlog asks for one too; the drain unpins all but the {@code unpinBatch / 2} newest live entries
- * on the stack (the hot ones, which the next lookups would only pin again). So pinned but unheld
- * entries add at most about {@code maxEntries / 16} to the size once the cache is over its bound.
- * At or below the bound, a drain (due when the stack holds twice as many entries as the cache, so
- * that dead ones do not pile up) only unlinks the dead entries: a read-mostly cache at its bound
- * keeps its entries pinned, and its lookups are lock-free CASes. The unit
- * Caffeine evicts is the group, so while one entry of a key is pinned, the key's other entries (hash
- * collisions: rare with 32-bit keys) are out of Caffeine's reach too; {@link #shrink}, which works
- * entry by entry, still frees them.
+ * <p><b>Invariant breach.</b> Should Caffeine ever evict an entry that somebody holds (it cannot
+ * while it honours zero weights, see the implementation notes), the cache records an
+ * {@link AssertionError}, and every later call but {@link #close()} rethrows it: the breach is
+ * never only logged.
  *
- * <h2>Cost per operation, compared with {@link org.mbcache.MbCache}</h2>
- * MbCache: one bucket spinlock and one reference-count CAS per lookup, no allocation on lookups nor on
- * refused duplicates. Here:
- * <ul>
- *   <li>{@code findFirst}/{@code get} of a pinned entry (held now, or used since the last unpin
- *       drain: every used entry while the cache is at or below its bound, the hot ones above it): a
- *       lock-free map read plus one CAS, no lock and no allocation of ours. Of an unpinned entry:
- *       the same read plus one Caffeine {@code computeIfPresent} to pin it (a map bin lock, the
- *       node's monitor, the weigher, Caffeine's own capture arrays and a write-buffer task for the
- *       weight change, and maintenance on the executor), about as much again later for the unpin.
- *       Every Caffeine write is expensive when its maintenance runs on a busy pool: once its write
- *       buffer is full, the writer spins and then runs the maintenance itself. So the design keeps
- *       pins sticky and unpins only under eviction pressure. Caffeine counts the pin as an access
- *       (recency and frequency); later lock-free lookups are not counted (neither are the kernel's).</li>
- *   <li>a miss: one lock-free read. Every call that takes an int key boxes it; outside
- *       {@code [-128, 127]} that is a 16-byte {@code Integer} per call unless escape analysis removes
- *       it (the kernel port allocates nothing): the 16 to 18 B/op of the lookups below.</li>
- *   <li>{@code release}: a CAS, plus, the first time since the last drain, a push onto the intrusive
- *       unpin stack (a CAS, no allocation) and a counter increment.</li>
- *   <li>{@code create}: a lock-free duplicate check (a refused duplicate allocates nothing but the
- *       key box); otherwise the entry, a one-entry group and Caffeine's {@code putIfAbsent} (its
- *       plain insert), or, for a key that already has a group, a grown group and one compute;
- *       Caffeine then schedules its maintenance on the executor.</li>
- *   <li>{@code deleteOrGet}: a lock-free read, then one compute that either removes the entry (CAS
- *       1 to 0) or takes a reference for the caller; the kernel's does the same under its bucket lock.</li>
- *   <li>{@code touch}: an atomic flag update (skipped if set) plus a {@code getIfPresent}, which
- *       records the access in Caffeine's lossy read buffer and so feeds its frequency sketch.</li>
- *   <li>{@code shrink}: a snapshot of Caffeine's eviction order under its eviction lock (which runs
- *       pending maintenance first), then one compute per group with something to free.</li>
- * </ul>
- *
- * <p>Measured (mbcache-bench {@code Micro} and {@code Mixed}, 1 thread, keys uniform, load full:
- * 65,536 pairs, maxEntries 65,536, executor the common pool; JMH 1 fork, 3 x 1 s warm-up, 3 x 500 ms
- * measurement, two runs each, on a noisy 2-core machine), before and after lookups stopped
- * unpinning at the bound, pins stopped allocating and creates of a new key stopped computing:
- * <table>
- *   <caption>ns/op and B/op, range over two runs: before, then after</caption>
- *   <tr><th>benchmark</th><th>before</th><th>after</th></tr>
- *   <tr><td>findFirstHit (findFirst + release)</td><td>6,400-8,000 ns, 610-620 B</td><td>560-590 ns, 18 B</td></tr>
- *   <tr><td>getRelease (get + release)</td><td>4,900-12,700 ns, 605-643 B</td><td>490-590 ns, 18 B</td></tr>
- *   <tr><td>findCompareTouch</td><td>4,600-7,500 ns, 988 B</td><td>1,100-1,300 ns, 18-19 B</td></tr>
- *   <tr><td>createNew (full cache: evicts)</td><td>1,700-3,400 ns, 650-662 B</td><td>650-1,200 ns, 340 B</td></tr>
- *   <tr><td>churn (create + deleteOrGet)</td><td>1,300-2,300 ns, 842 B</td><td>1,100-2,800 ns, 530 B</td></tr>
- *   <tr><td>createDuplicate</td><td>530-540 ns, 18 B</td><td>490-520 ns, 18 B</td></tr>
- *   <tr><td>findFirstMiss</td><td>50-66 ns, 16 B</td><td>43-51 ns, 16 B</td></tr>
- *   <tr><td>Mixed (1 reader, 1 writer)</td><td>7,500-21,000 ns, 680-720 B</td><td>3,700-5,600 ns, 160-250 B</td></tr>
- * </table>
- * Before, every lookup at full load went through two computes (pin, and a later unpin: a drain ran
- * every {@code maxEntries / 16} releases because the cache was at its bound), each a Caffeine write;
- * after, a lookup pins an entry once and later lookups are lock-free. A pin still costs a compute
- * the first time (a cold cache's first pass, or under eviction pressure) and a write-heavy cache
- * still pays Caffeine's write path (capture arrays, write-buffer tasks, maintenance), which the
- * kernel port does not have.
- *
- * <h2>Reclaim</h2>
- * Automatic reclaim is Caffeine's: Window TinyLFU over the groups, with the group's entry count as its
- * weight, instead of the kernel's second-chance LRU over entries. {@link #touch} sets the entry's
- * referenced flag and records an access with Caffeine. Caffeine's maintenance and the unpin drains run
- * on the executor ({@link ForkJoinPool#commonPool()} unless {@linkplain Builder#executor set}), the
- * analogue of the kernel's background pass. Because that work is buffered, a create that sees
- * {@code size() >= 2 * maxEntries} drains the unpin stack and calls {@link Cache#cleanUp()} on its own
- * thread, the analogue of the kernel's synchronous pass: seen from one thread, {@code size()} never
- * exceeds {@code 2 * maxEntries} plus the creates in flight on other threads and the entries that are
- * held (which nothing may free). A same-thread executor ({@code Runnable::run}) runs all of it on the
- * calling threads. Caffeine may also evict a brand-new entry at once (admission), which the contract
- * allows.
- *
- * <p>{@link #shrink} maps the kernel's pass onto Caffeine's {@link Policy.Eviction#coldest(
- * java.util.function.Function) coldest} order: it walks groups coldest first and, within a group, its
- * entries oldest first; each entry counts as scanned. A referenced entry has its flag cleared and
- * gets a second chance, a held one is skipped (its flag cleared too), any other entry, pinned or not,
- * is freed by a CAS of its count from 1 to 0 inside a compute. It differs from the kernel in that a
- * survivor is not moved to the tail of a list: the pass records an access for its group instead,
- * which Caffeine applies to its own order (and may drop, its read buffer being lossy), so a later pass
- * may look at the same held entries again first. When a walk reached the end of Caffeine's order
- * without using up {@code nrToScan}, another walk follows, unless the last one freed nothing and
- * cleared no flag: then nothing more can be freed, and {@code shrink(Long.MAX_VALUE)} returns.
- *
- * <h2>Statistics</h2>
- * Caffeine's own {@code recordStats()} is not enabled: it would time every compute with two clock
- * reads and count the pin and unpin computes as "loads", and its hit and miss counters count groups,
- * not entries. The counter it would give that does map (evictions by weight, that is entries) is
- * taken from the same eviction notification, in the eviction listener. Everything else is counted
- * here, in {@link LongAdder}s. Background passes are tasks (Caffeine maintenance or unpin drains) run
- * on the executor that start with {@code size() >= maxEntries}.
- *
- * <p>Not registered with {@link org.mbcache.MbCache}'s memory-pressure registry: a heap-pressure
- * shrink of this backend would have to be wired by the caller through {@link #shrink}.
+ * <p>Statistics are counted by this class ({@code recordStats()} is not enabled in Caffeine); a
+ * background pass is a task run on the executor that starts with {@code size() >= maxEntries}.
  */
 public final class CaffeineDedupCache implements DedupCache {
 
+    /*
+     * Implementation notes.
+     *
+     * Layout. The Caffeine cache maps each 32-bit key (boxed) to that key's group: an immutable
+     * array of its entries, newest first, the kernel's hash chain restricted to one key. A pair
+     * therefore needs no composite key object: the int key finds the group, and the value is a
+     * scan of a group that almost always holds one entry (and never more than chainCap unheld
+     * ones). Groups are copy-on-write; every change to a group (insert, remove, pin, unpin) is an
+     * asMap() atomic compute on its key, so all changes of one key are serialized by Caffeine's
+     * per-key lock, while lookups read the current group without any lock through
+     * Policy.getIfPresentQuietly. Each entry keeps its reference count (the cache's own reference
+     * counts 1) and a PINNED bit in one volatile int, and its flags in another.
+     *
+     * How held entries are kept (the journal-corruption race). Caffeine evicts by its own policy,
+     * so a held entry must be out of its reach. The weigher gives a group weight 0 while any of its
+     * entries is pinned, and otherwise its number of entries; the maximum weight is maxEntries.
+     * Caffeine never evicts a zero-weight entry: its eviction re-reads the node's weight under the
+     * node's lock, inside the same map compute that would remove it, and keeps the node when the
+     * weight is 0 (BoundedLocalCache.evictEntry in Caffeine 3.2; the pinning tests fail should a
+     * later version drop that re-check, and the eviction listener records a breach). PINNED is set
+     * and cleared only inside computes on the key, and the weigher runs in the same compute, so
+     * "pinned" implies "its group weighs 0" whenever eviction can look. The invariant that makes it
+     * safe is "held implies pinned" (count >= 2 implies PINNED):
+     *  - a lookup takes a reference without any lock only if the entry is pinned: a CAS of the
+     *    count word from (c, PINNED) to (c + 1, PINNED);
+     *  - an unpinned entry is first pinned inside a computeIfPresent on its key (the entry is its
+     *    own remapping function, so nothing of ours is allocated); the reference is then taken by
+     *    the same lock-free CAS (should an unpin get in between, the CAS sees the entry unpinned and
+     *    the lookup pins it again);
+     *  - a release only decrements the count: the entry stays pinned (the next lookup of a hot
+     *    entry is again a lock-free CAS) and goes, once, on the lazy-unpin stack (UnpinStack);
+     *  - unpinning clears PINNED inside a compute by a CAS from exactly (1, PINNED) to (1): on the
+     *    same word as the lookups' CAS, so a lookup either gets there first (count 2: the entry
+     *    stays pinned) or sees it unpinned and takes the locked path. Caffeine then re-weighs.
+     * Every removal of ours (reclaim, chain cap, deleteOrGet) drops the cache's reference by a CAS
+     * from count 1 to 0 inside a compute; Caffeine's eviction only ever sees unpinned entries at
+     * count 1 and retires them to 0 in its eviction listener, inside the removing compute. A lookup
+     * that finds count 0 skips the entry. Dead entries are never left in a group.
+     *
+     * One held entry pins only itself. Caffeine's unit is the group, so while one entry of a key is
+     * pinned the whole group weighs 0 and its unheld siblings are out of Caffeine's reach. They are
+     * reclaimed by this class instead, one by one and oldest first: by the chain cap on every create
+     * of the key, and by the synchronous pass (below), which, when unpinning and Caffeine's own
+     * eviction leave the cache at 2 * maxEntries or more, frees unheld siblings of pinned groups
+     * (first the creating key's, then the coldest groups') until it is below. Once its last entry is
+     * unpinned a group is evicted whole by Caffeine, at most chainCap unheld entries at a time.
+     *
+     * Lazy unpinning. Pinned but unheld entries cost nothing until the cache holds more than
+     * maxEntries (Caffeine would not evict anyway). A drain is handed to the executor once the stack
+     * holds unpinBatch = maxEntries / 16 entries and the cache holds more than maxEntries (or the
+     * stack more entries than the cache, so that dead ones do not pile up); it unpins all but the
+     * unpinBatch / 2 newest live entries (the hot ones). At or below the bound a read-mostly cache
+     * keeps its entries pinned, and its lookups are lock-free CASes.
+     *
+     * The synchronous pass. A create that sees size() >= 2 * maxEntries drains the whole unpin
+     * stack, runs Caffeine's pending maintenance (Cache.cleanUp) on its own thread, and then frees
+     * unheld siblings of pinned groups while still at the threshold. This is also what recovers
+     * Caffeine from a maintenance task that its executor accepted and never ran: cleanUp resets
+     * Caffeine's drain status.
+     *
+     * The chain cap. A create that inserts into a group with chainCap or more unheld entries first
+     * frees the oldest unheld ones, inside the same compute. Victims are chosen before anything
+     * irreversible happens: each is unpinned first (a CAS from (1, PINNED) to (1); a failure means a
+     * lookup holds it now, and it is passed over), after which no lookup can take a reference
+     * without the key's lock, which the create holds. The new group is allocated next, and only then
+     * are the victims killed (count 1 to 0, which cannot fail any more), so an OutOfMemoryError
+     * leaves the group as it was. A group holds at most chainCap unheld entries plus the held ones,
+     * so the copy-on-write costs O(chainCap + held) per create, not O(values the key has had).
+     *
+     * shrink. Maps the kernel's pass onto Caffeine's coldest order: groups coldest first and,
+     * within a group, entries oldest first; each entry counts as scanned. A referenced entry has its
+     * flag cleared and gets a second chance, a held one is skipped (flag cleared too), any other is
+     * freed by a CAS of its count from 1 to 0 inside a compute. A survivor's group gets an access
+     * recorded with Caffeine instead of the kernel's move to the list tail. Walks repeat while the
+     * last one reached the end of Caffeine's order, freed or cleared something, and the pass has
+     * scanned fewer than twice the entries present when it started: every entry can use its second
+     * chance once, and neither a steady create load nor a thread that touches entries every turn
+     * can keep shrink(Long.MAX_VALUE) from returning.
+     *
+     * Statistics. Caffeine's recordStats() would time every compute with two clock reads, count
+     * the pin and unpin computes as loads, and count groups, not entries: everything is counted
+     * here, in LongAdders; evictions come from the eviction listener.
+     */
+
     /** maxEntries of {@link #builder()} when none is given: ext4's (1024 buckets, 16 per bucket). */
     static final long DEFAULT_MAX_ENTRIES = 16_384;
+
+    /** chainCap of {@link #builder()} when none is given. */
+    static final int DEFAULT_CHAIN_CAP = 64;
 
     /**
      * A group's weight: 0 while any of its entries is pinned (held by a caller now, or lately and not
@@ -185,14 +152,8 @@ public final class CaffeineDedupCache implements DedupCache {
      * Called by Caffeine inside the compute that produced the group, with the key's lock held; the
      * PINNED bits change only under that lock, so what it reads is what the compute left.
      */
-    private static final Weigher<Integer, Entry[]> PINNED_GROUPS_WEIGH_NOTHING = (key, group) -> {
-        for (Entry entry : group) {
-            if (entry.isPinned()) {
-                return 0;
-            }
-        }
-        return group.length;
-    };
+    private static final Weigher<Integer, Entry[]> PINNED_GROUPS_WEIGH_NOTHING =
+            (key, group) -> anyPinned(group) ? 0 : group.length;
 
     private final long maxEntries;
     /** {@code 2 * maxEntries}, saturated: a create that sees this many entries runs maintenance itself. */
@@ -204,20 +165,19 @@ public final class CaffeineDedupCache implements DedupCache {
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(6);
     /** Runs Caffeine's maintenance and the unpin drains: the builder's executor, stopped by close(). */
     private final Executor maintenanceExecutor;
-
-    /** Released entries still pinned, waiting to be unpinned in a batch (intrusive stack). */
-    private final AtomicReference<Entry> unpinStack = new AtomicReference<>();
-    /** Entries pushed onto {@link #unpinStack} and not yet drained. */
-    private final AtomicLong unpinBacklog = new AtomicLong();
-    private final AtomicBoolean unpinDrainScheduled = new AtomicBoolean();
-    /** Held by every unpin drain: one at a time, and a synchronous pass waits for a running one. */
-    private final ReentrantLock drainLock = new ReentrantLock();
-    /** Backlog at which a drain is handed to the executor: {@code max(1, maxEntries / 16)}. */
-    private final long unpinBatch;
+    /** Released entries still pinned, waiting to be unpinned in batches. */
+    private final UnpinStack unpins;
+    /** The most values of one key that nobody holds. */
+    private final int chainCap;
 
     /** Entries in the cache: incremented before an entry is visible, decremented when it leaves. */
     private final AtomicLong entryCount = new AtomicLong();
     private volatile boolean closed;
+    /**
+     * An invariant breach seen where it could not be thrown to a caller (Caffeine's eviction
+     * listener, whose exceptions Caffeine only logs): rethrown by every later call but close().
+     */
+    private volatile AssertionError invariantBreach;
 
     private final LongAdder creates = new LongAdder();
     private final LongAdder duplicatesRefused = new LongAdder();
@@ -228,17 +188,24 @@ public final class CaffeineDedupCache implements DedupCache {
     private final LongAdder backgroundReclaimPasses = new LongAdder();
     private final LongAdder synchronousReclaimPasses = new LongAdder();
     private final LongAdder requestedReclaimPasses = new LongAdder();
+    private final LongAdder chainCapReclaims = new LongAdder();
 
-    private CaffeineDedupCache(long maxEntries, Executor executor) {
+    private CaffeineDedupCache(long maxEntries, int chainCap, Executor executor) {
         this.maxEntries = maxEntries;
+        this.chainCap = chainCap;
         this.synchronousReclaimThreshold = maxEntries > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * maxEntries;
-        this.unpinBatch = Math.max(1, maxEntries / 16);
         Executor maintenance = task -> {
-            if (!closed) { // close() stops background reclaim
+            if (closed) {
+                return; // close() stops background reclaim
+            }
+            try {
                 executor.execute(() -> runMaintenance(task));
+            } catch (Throwable refused) { // anything, as Caffeine does: the work runs here instead
+                runMaintenance(task);
             }
         };
         this.maintenanceExecutor = maintenance;
+        this.unpins = new UnpinStack(maxEntries, maxEntries / 16, entryCount::get, maintenance, this::unpinIfUnheld);
         this.groups = Caffeine.newBuilder()
                 .maximumWeight(maxEntries)
                 .weigher(PINNED_GROUPS_WEIGH_NOTHING)
@@ -263,7 +230,7 @@ public final class CaffeineDedupCache implements DedupCache {
     }
 
     /**
-     * A builder; by default {@code maxEntries} is 16,384 and the executor
+     * A builder; by default {@code maxEntries} is 16,384, {@code chainCap} 64 and the executor
      * {@link ForkJoinPool#commonPool()}.
      *
      * @return a new builder
@@ -276,14 +243,17 @@ public final class CaffeineDedupCache implements DedupCache {
     public static final class Builder {
         private long maxEntries = DEFAULT_MAX_ENTRIES;
         private Executor executor = ForkJoinPool.commonPool();
-        private int chainCap;
+        private int chainCap = DEFAULT_CHAIN_CAP;
 
         private Builder() {}
 
         /**
          * Sets the most values one key keeps while nobody holds them: a create that would give a key
-         * more first reclaims that key's oldest unheld value. Default: as {@code MbCache}'s default
-         * chain cap for the same {@code maxEntries}.
+         * more first reclaims that key's oldest unheld values (counted in
+         * {@link CacheStats#chainCapReclaims()}); values somebody holds are never reclaimed and may
+         * exceed the cap. This bounds the work of every operation on a key, whatever keys an
+         * attacker who chooses content can make collide. Default 64: honest content hashes rarely
+         * give one key more than a few values, so an honest workload does not reach it.
          *
          * @param chainCap the cap, at least 1
          * @return this builder
@@ -331,7 +301,7 @@ public final class CaffeineDedupCache implements DedupCache {
          * @return a new, empty cache
          */
         public CaffeineDedupCache build() {
-            return new CaffeineDedupCache(maxEntries, executor);
+            return new CaffeineDedupCache(maxEntries, chainCap, executor);
         }
     }
 
@@ -346,7 +316,7 @@ public final class CaffeineDedupCache implements DedupCache {
 
     /** Entries waiting on the lazy-unpin stack (live or dead): for tests. */
     long unpinBacklog() {
-        return unpinBacklog.get();
+        return unpins.backlog();
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -407,7 +377,7 @@ public final class CaffeineDedupCache implements DedupCache {
          * waker's read of the waiter count move above it. On x86 and AArch64 a CAS is a full barrier
          * anyway, so a weaker mode would save nothing.
          */
-        volatile int state = 1;
+        private volatile int state = 1;
 
         /**
          * {@link #REUSABLE}, {@link #REFERENCED} and {@link #UNPIN_QUEUED}, in one word changed only by
@@ -416,10 +386,13 @@ public final class CaffeineDedupCache implements DedupCache {
          * keep using a stale value in a loop (ext4 would spin on a stale reusable bit); opaque would
          * do for coherence, and volatile costs the same plain load on x86.
          */
-        volatile int flags;
+        private volatile int flags;
 
-        /** The next entry on the lazy-unpin stack; written before the push's CAS publishes it. */
-        Entry nextToUnpin;
+        /**
+         * The next entry on the lazy-unpin stack: written with a plain store before the push's CAS
+         * of the stack head publishes it, and below the head only by the (single) drain thread.
+         */
+        private Entry nextToUnpin;
 
         Entry(CaffeineDedupCache cache, Integer boxedKey, long value, boolean reusable) {
             this.cache = cache;
@@ -427,6 +400,29 @@ public final class CaffeineDedupCache implements DedupCache {
             this.key = boxedKey;
             this.value = value;
             this.flags = reusable ? REUSABLE : 0;
+        }
+
+        Entry lpNextToUnpin() {
+            return nextToUnpin;
+        }
+
+        void spNextToUnpin(Entry next) {
+            nextToUnpin = next;
+        }
+
+        /** The count word, volatile read: orders later reads of the entry after it. */
+        int lvState() {
+            return state;
+        }
+
+        /** Volatile CAS of the count word: see {@link #state} for why volatile. */
+        private boolean casState(int expected, int update) {
+            return STATE.compareAndSet(this, expected, update);
+        }
+
+        /** The flags word, volatile read. */
+        private int lvFlags() {
+            return flags;
         }
 
         @Override
@@ -441,7 +437,7 @@ public final class CaffeineDedupCache implements DedupCache {
 
         @Override
         public boolean reusable() {
-            return (flags & REUSABLE) != 0;
+            return (lvFlags() & REUSABLE) != 0;
         }
 
         @Override
@@ -464,24 +460,24 @@ public final class CaffeineDedupCache implements DedupCache {
          * the volatile read saw the bit set at that moment (a concurrent clear is then ordered after).
          */
         void setReferenced() {
-            if ((flags & REFERENCED) == 0) {
+            if ((lvFlags() & REFERENCED) == 0) {
                 FLAGS.getAndBitwiseOr(this, REFERENCED);
             }
         }
 
         /** Clears REFERENCED; returns whether it was set. */
         boolean clearReferenced() {
-            return (flags & REFERENCED) != 0
+            return (lvFlags() & REFERENCED) != 0
                     && ((int) FLAGS.getAndBitwiseAnd(this, ~REFERENCED) & REFERENCED) != 0;
         }
 
         boolean isReferenced() {
-            return (flags & REFERENCED) != 0;
+            return (lvFlags() & REFERENCED) != 0;
         }
 
         /** Sets UNPIN_QUEUED; returns whether this call set it (and so must push the entry). */
         boolean markUnpinQueued() {
-            return (flags & UNPIN_QUEUED) == 0
+            return (lvFlags() & UNPIN_QUEUED) == 0
                     && ((int) FLAGS.getAndBitwiseOr(this, UNPIN_QUEUED) & UNPIN_QUEUED) == 0;
         }
 
@@ -494,12 +490,12 @@ public final class CaffeineDedupCache implements DedupCache {
         }
 
         int count() {
-            return count(state);
+            return count(lvState());
         }
 
         /** Whether this entry currently keeps its group at weight 0. */
         boolean isPinned() {
-            return (state & PINNED) != 0;
+            return (lvState() & PINNED) != 0;
         }
 
         /**
@@ -512,7 +508,7 @@ public final class CaffeineDedupCache implements DedupCache {
          */
         int tryAcquirePinned() {
             for (;;) {
-                int s = state;
+                int s = lvState();
                 if (count(s) == 0) {
                     return -1;
                 }
@@ -520,7 +516,7 @@ public final class CaffeineDedupCache implements DedupCache {
                     return 0;
                 }
                 checkOverflow(s);
-                if (STATE.compareAndSet(this, s, s + 1)) {
+                if (casState(s, s + 1)) {
                     return 1;
                 }
             }
@@ -532,12 +528,12 @@ public final class CaffeineDedupCache implements DedupCache {
          */
         boolean acquireAndPinUnderKeyLock() {
             for (;;) {
-                int s = state;
+                int s = lvState();
                 if (count(s) == 0) {
                     return false;
                 }
                 checkOverflow(s);
-                if (STATE.compareAndSet(this, s, (s + 1) | PINNED)) {
+                if (casState(s, (s + 1) | PINNED)) {
                     return true;
                 }
             }
@@ -554,8 +550,8 @@ public final class CaffeineDedupCache implements DedupCache {
         public Entry[] apply(Integer boxedKey, Entry[] group) {
             if (indexOf(group, this) >= 0) {
                 for (;;) {
-                    int s = state;
-                    if (count(s) == 0 || (s & PINNED) != 0 || STATE.compareAndSet(this, s, s | PINNED)) {
+                    int s = lvState();
+                    if (count(s) == 0 || (s & PINNED) != 0 || casState(s, s | PINNED)) {
                         break;
                     }
                 }
@@ -566,14 +562,24 @@ public final class CaffeineDedupCache implements DedupCache {
         /** Drops the cache's reference if nobody else holds one: count 1 to dead. Only inside a compute. */
         boolean killIfUnheld() {
             for (;;) {
-                int s = state;
+                int s = lvState();
                 if (count(s) != 1) {
                     return false;
                 }
-                if (STATE.compareAndSet(this, s, 0)) {
+                if (casState(s, 0)) {
                     return true;
                 }
             }
+        }
+
+        /**
+         * Drops the cache's reference of an entry that is unpinned and unheld: exactly (1) to dead.
+         * Only inside a compute on the key, after {@link #unpinIfUnheld} returned true under the
+         * same lock: then nothing can have changed the word, and this cannot fail. (An entry still
+         * pinned, at count 1 because a holder released it meanwhile, is left alone.)
+         */
+        boolean killIfUnpinnedUnheld() {
+            return casState(1, 0);
         }
 
         /**
@@ -581,15 +587,21 @@ public final class CaffeineDedupCache implements DedupCache {
          * lookup's lock-free increment and this CAS are on the same word, so either the lookup wins
          * (count 2: the entry stays pinned) or this does (the lookup then sees it unpinned and pins
          * it again under the lock).
+         *
+         * @return whether the entry is now unpinned at count 1: then, as long as the caller holds
+         *     the key's lock, nobody can take a reference and {@link #killIfUnheld} cannot fail
          */
-        void unpinIfUnheld() {
+        boolean unpinIfUnheld() {
             for (;;) {
-                int s = state;
-                if (s != (1 | PINNED)) {
-                    return;
+                int s = lvState();
+                if (s == 1) {
+                    return true;
                 }
-                if (STATE.compareAndSet(this, s, 1)) {
-                    return;
+                if (s != (1 | PINNED)) {
+                    return false;
+                }
+                if (casState(s, 1)) {
+                    return true;
                 }
             }
         }
@@ -603,12 +615,12 @@ public final class CaffeineDedupCache implements DedupCache {
          */
         int releaseReference() {
             for (;;) {
-                int s = state;
+                int s = lvState();
                 int count = count(s);
                 if (count <= 1) {
                     throw new IllegalStateException("entry released more often than it was handed out: " + this);
                 }
-                if (STATE.compareAndSet(this, s, s - 1)) {
+                if (casState(s, s - 1)) {
                     return count - 1;
                 }
             }
@@ -622,7 +634,7 @@ public final class CaffeineDedupCache implements DedupCache {
 
         @Override
         public String toString() {
-            int s = state;
+            int s = lvState();
             int f = flags;
             return "CacheEntry[key=" + key + ", value=" + value + ", count=" + count(s)
                     + ", pinned=" + ((s & PINNED) != 0) + ", reusable=" + ((f & REUSABLE) != 0)
@@ -715,135 +727,20 @@ public final class CaffeineDedupCache implements DedupCache {
             unusedWaiters.wake(entry); // after the volatile CAS above: see HashedWaitQueues
         }
         if (remaining == 1 && entry.markUnpinQueued()) {
-            pushToUnpin(entry);
+            unpins.push(entry);
         }
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Lazy unpinning
+    // Lazy unpinning (the stack itself is UnpinStack)
     // ---------------------------------------------------------------------------------------------
 
     /**
-     * Pushes an entry onto the lazy-unpin stack (an intrusive Treiber stack: no allocation). Pinned
-     * but unheld entries cost nothing while the cache is below {@code maxEntries} (Caffeine would not
-     * evict anyway), so a drain is due only once the backlog reaches {@link #unpinBatch} and either
-     * the cache is full or the stack holds more entries than the cache (dead ones: the stack must not
-     * grow without bound). It is handed to the executor; at four batches (an executor that falls
-     * behind) this thread drains.
+     * The unpin of an entry just taken off the unpin stack: if it is pinned and only the cache holds
+     * it, one compute on its key ({@link #UNPIN_UNHELD}), after which Caffeine weighs the group again
+     * by its entry count (unless another entry still pins it), so its eviction can take it.
      */
-    private void pushToUnpin(Entry entry) {
-        Entry head;
-        do {
-            head = unpinStack.get();
-            entry.nextToUnpin = head; // published by the CAS below
-        } while (!unpinStack.compareAndSet(head, entry));
-        long backlog = unpinBacklog.incrementAndGet();
-        if (backlog < unpinBatch) {
-            return;
-        }
-        long size = entryCount.get();
-        if (size <= maxEntries && backlog <= 2 * size) {
-            return; // no eviction is due (pinned entries cost nothing yet), few dead entries queued
-        }
-        if (!scheduleUnpinDrain() && backlog >= 4 * unpinBatch && drainLock.tryLock()) {
-            try { // a drain was pending already and has not started: the executor is behind
-                drainUnpins(drainKeep());
-            } finally {
-                drainLock.unlock();
-            }
-        }
-    }
-
-    /**
-     * Hands one unpin drain to the executor unless one is pending (or drains here if it refuses).
-     *
-     * @return whether this call scheduled (or ran) one; {@code false} if one was pending already
-     */
-    private boolean scheduleUnpinDrain() {
-        if (!unpinDrainScheduled.compareAndSet(false, true)) {
-            return false;
-        }
-        try {
-            maintenanceExecutor.execute(runScheduledUnpinDrain);
-        } catch (RuntimeException rejected) {
-            unpinDrainScheduled.set(false);
-            runScheduledUnpinDrain.run();
-        }
-        return true;
-    }
-
-    /** The unpin drain handed to the executor: one preallocated task. */
-    private final Runnable runScheduledUnpinDrain = () -> {
-        drainLock.lock();
-        try {
-            drainUnpins(drainKeep());
-        } finally {
-            drainLock.unlock();
-            unpinDrainScheduled.set(false);
-        }
-    };
-
-    /**
-     * How many of the newest live entries a background drain leaves pinned on the stack: above
-     * {@code maxEntries}, {@code unpinBatch / 2} (the hot ones, which the next lookups would pin
-     * again at once); at or below it none needs to become evictable, so the drain only unlinks the
-     * dead ones.
-     */
-    private long drainKeep() {
-        return entryCount.get() > maxEntries ? unpinBatch / 2 : Long.MAX_VALUE;
-    }
-
-    /**
-     * Walks the lazy-unpin stack, newest first, with {@link #drainLock} held (one drain at a time,
-     * and a synchronous pass that waits for the lock finds every earlier drain finished). Dead
-     * entries are unlinked; of the live ones the newest {@code keep} stay on the stack, pinned, and
-     * every other one is unlinked and, if only the cache holds it, unpinned: one compute on its key
-     * ({@link #UNPIN_UNHELD}), after which Caffeine weighs the group again by its entry count, so
-     * its eviction can take it. Only this (single) consumer changes the links below the head;
-     * releases only push onto the head, so unlinking there needs no CAS. The UNPIN_QUEUED flag is
-     * cleared before an unlinked entry is looked at, so a release after this look pushes it again.
-     *
-     * @param keep how many live entries to leave queued; 0 takes the whole stack
-     */
-    private void drainUnpins(long keep) {
-        long unlinked = 0;
-        if (keep == 0) {
-            Entry entry = unpinStack.getAndSet(null);
-            while (entry != null) {
-                Entry next = entry.nextToUnpin;
-                unpinUnlinked(entry);
-                unlinked++;
-                entry = next;
-            }
-        } else {
-            Entry kept = unpinStack.get(); // the head stays: only a CAS could take it off
-            if (kept == null) {
-                return;
-            }
-            long live = 1;
-            Entry entry = kept.nextToUnpin;
-            while (entry != null) {
-                Entry next = entry.nextToUnpin;
-                if (live < keep && entry.count() != 0) {
-                    live++;
-                    kept = entry;
-                } else {
-                    kept.nextToUnpin = next;
-                    unpinUnlinked(entry);
-                    unlinked++;
-                }
-                entry = next;
-            }
-        }
-        if (unlinked > 0) {
-            unpinBacklog.addAndGet(-unlinked);
-        }
-    }
-
-    /** An entry just unlinked from the stack: off it for good, unpinned if only the cache holds it. */
-    private void unpinUnlinked(Entry entry) {
-        entry.nextToUnpin = null;
-        entry.clearUnpinQueued();
+    private void unpinIfUnheld(Entry entry) {
         if (entry.isPinned() && entry.count() == 1 && !closed) {
             groupMap.computeIfPresent(entry.boxedKey, UNPIN_UNHELD);
         }
@@ -868,17 +765,15 @@ public final class CaffeineDedupCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>A duplicate already cached is refused by a lock-free read of the key's group, allocating
-     * nothing but the key box. Otherwise, if the key had no group, the entry becomes one by
-     * Caffeine's {@code putIfAbsent}; if it had one (or another creator's group got there first),
-     * the entry is inserted by one {@code asMap().compute} on the key, which re-checks for the pair
-     * under the key's lock. Either way the insert is atomic, so of racing creators of one pair
-     * exactly one inserts (there is no "being created" state to see; a creator that loses that race
-     * has allocated its entry in vain, as in the kernel's allocate-first create). If the cache is
-     * over its bound with a backlog of lately used pinned entries, a drain is handed to the
-     * executor; if it holds {@code 2 * maxEntries} entries or more, this thread waits for any drain
-     * in progress, unpins every unheld entry on the stack and runs Caffeine's pending maintenance
-     * ({@link Cache#cleanUp()}) before returning.
+     * <p>A duplicate already cached is refused without a lock, allocating nothing but the key box.
+     * If the key already has {@code chainCap} values nobody holds, its oldest unheld ones are
+     * reclaimed first (counted in {@link CacheStats#chainCapReclaims()}). If the cache then holds
+     * {@code 2 * maxEntries} entries or more, this thread reclaims before returning: it runs
+     * Caffeine's pending eviction here and, if that is not enough, frees unheld values of keys that
+     * have a held one, oldest first, until the cache is below that.
+     *
+     * @throws IllegalStateException if the cache is closed, also when {@code close()} ran while
+     *     this call was inserting (the pair is then dropped with the rest)
      */
     @Override
     public boolean create(int key, long value, boolean reusable) {
@@ -893,27 +788,99 @@ public final class CaffeineDedupCache implements DedupCache {
         if (!(group == null && insertFirst(boxedKey, entry))) {
             Insert insert = new Insert(entry);
             groupMap.compute(boxedKey, insert);
+            if (insert.capReclaimed > 0) {
+                chainCapReclaims.add(insert.capReclaimed);
+            }
             if (!insert.inserted) {
                 duplicatesRefused.increment();
                 return false;
             }
         }
+        if (closed) { // close() ran meanwhile: its invalidateAll may have missed this insert
+            groupMap.remove(boxedKey);
+            ensureOpen();
+        }
         creates.increment();
         long size = entryCount.get();
-        if (size > maxEntries && unpinBacklog.get() >= unpinBatch) {
-            scheduleUnpinDrain(); // lately held entries must become evictable again
+        if (size > maxEntries) {
+            unpins.scheduleIfBacklogged(); // lately held entries must become evictable again
         }
         if (size >= synchronousReclaimThreshold) {
-            synchronousReclaimPasses.increment();
-            drainLock.lock(); // waits for a drain in progress: then every unheld entry is unpinned
-            try {
-                drainUnpins(0); // every lately held entry becomes evictable again
-            } finally {
-                drainLock.unlock();
-            }
-            groups.cleanUp(); // and Caffeine evicts down to maxEntries now, on this thread
+            reclaimSynchronously(boxedKey);
         }
         return true;
+    }
+
+    /**
+     * The synchronous pass of a create that found {@code 2 * maxEntries} entries or more: unpins
+     * every unheld entry on the stack (after any drain in progress), runs Caffeine's pending
+     * maintenance here (which evicts the unpinned groups down to {@code maxEntries}), and if the
+     * cache is still at the threshold, frees unheld siblings of held entries (which Caffeine cannot
+     * take: their group weighs 0), the creating key's first, then the coldest groups', until it is
+     * below.
+     */
+    private void reclaimSynchronously(Integer boxedKey) {
+        synchronousReclaimPasses.increment();
+        unpins.drainAllNow();
+        groups.cleanUp();
+        long excess = entryCount.get() - synchronousReclaimThreshold + 1;
+        if (excess <= 0) {
+            return;
+        }
+        long freed = freeUnheldSiblings(boxedKey, excess);
+        if (freed < excess) {
+            long budget = entryCount.get(); // the groups present now: a bounded walk
+            List<Policy.CacheEntry<Integer, Entry[]>> coldest =
+                    eviction.coldest(stream -> takeEntries(stream.iterator(), budget));
+            for (Policy.CacheEntry<Integer, Entry[]> snapshot : coldest) {
+                if (freed >= excess) {
+                    break;
+                }
+                if (snapshot.getValue().length > 1) {
+                    freed += freeUnheldSiblings(snapshot.getKey(), excess - freed);
+                }
+            }
+        }
+        if (freed > 0) {
+            entriesReclaimed.add(freed);
+        }
+    }
+
+    /** Frees up to {@code wanted} of the key's oldest unheld entries if one of its entries is held. */
+    private int freeUnheldSiblings(Integer boxedKey, long wanted) {
+        TrimSiblings trim = new TrimSiblings((int) Math.min(wanted, Integer.MAX_VALUE));
+        groupMap.computeIfPresent(boxedKey, trim);
+        return trim.freed;
+    }
+
+    /** The remapping function of {@link #freeUnheldSiblings}. */
+    private final class TrimSiblings implements BiFunction<Integer, Entry[], Entry[]> {
+        private final int wanted;
+        int freed;
+
+        TrimSiblings(int wanted) {
+            this.wanted = wanted;
+        }
+
+        @Override
+        public Entry[] apply(Integer key, Entry[] group) {
+            if (!anyPinned(group)) {
+                return group; // Caffeine weighs it by its entries and can evict it itself
+            }
+            Entry[] trimmed = withoutOldestUnheld(group, wanted, null);
+            freed = group.length - trimmed.length;
+            return trimmed.length == 0 ? null : trimmed;
+        }
+    }
+
+    /** Whether the group weighs 0 in Caffeine (held implies pinned). */
+    private static boolean anyPinned(Entry[] group) {
+        for (Entry entry : group) {
+            if (entry.isPinned()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -932,10 +899,14 @@ public final class CaffeineDedupCache implements DedupCache {
         return false;
     }
 
-    /** The remapping function of a create: prepends the entry unless the pair is already there. */
+    /**
+     * The remapping function of a create: prepends the entry unless the pair is already there,
+     * freeing first the key's oldest unheld entries beyond {@code chainCap - 1} (the chain cap).
+     */
     private final class Insert implements BiFunction<Integer, Entry[], Entry[]> {
         private final Entry entry;
         boolean inserted;
+        int capReclaimed;
 
         Insert(Entry entry) {
             this.entry = entry;
@@ -943,13 +914,70 @@ public final class CaffeineDedupCache implements DedupCache {
 
         @Override
         public Entry[] apply(Integer key, Entry[] group) {
-            if (group != null && indexOfValue(group, entry.value) >= 0) {
+            if (group == null) {
+                entryCount.incrementAndGet(); // before Caffeine publishes it: size() never undercounts
+                inserted = true;
+                return new Entry[] {entry};
+            }
+            if (indexOfValue(group, entry.value) >= 0) {
                 return group;
             }
-            entryCount.incrementAndGet(); // before Caffeine publishes the new group: size() never undercounts
+            int unheld = 0;
+            for (Entry sibling : group) {
+                if (sibling.count() == 1) {
+                    unheld++;
+                }
+            }
+            Entry[] result = withoutOldestUnheld(group, unheld + 1 - chainCap, entry);
+            capReclaimed = group.length + 1 - result.length;
+            entryCount.incrementAndGet();
             inserted = true;
-            return prepend(entry, group);
+            return result;
         }
+    }
+
+    /**
+     * With the key's lock held: the group without its {@code wanted} oldest entries that nobody
+     * holds (fewer if it has fewer), with {@code newest} prepended unless null; the entries left
+     * out are dead and uncounted on return. Allocates before it kills, so a Throwable of the
+     * allocation leaves the group as it was.
+     *
+     * <p>Victims are unpinned first, oldest first (a CAS that fails only for an entry a lookup holds
+     * now: it is passed over). An unpinned entry at count 1 can gain a reference only through a
+     * compute on the key, which the caller's lock excludes, so once the array is allocated the
+     * kills (count 1 to 0) cannot fail. An entry left unpinned by a victim search that then
+     * allocates nothing is only evictable a little early, as after an unpin drain.
+     */
+    private Entry[] withoutOldestUnheld(Entry[] group, long wanted, Entry newest) {
+        int extra = newest == null ? 0 : 1;
+        if (wanted <= 0) {
+            return extra == 0 ? group : prepend(newest, group);
+        }
+        int victims = 0;
+        int oldestKept = group.length; // victims are the unheld entries at this index and beyond
+        for (int i = group.length - 1; i >= 0 && victims < wanted; i--) {
+            if (group[i].unpinIfUnheld()) {
+                victims++;
+                oldestKept = i;
+            }
+        }
+        if (victims == 0) {
+            return extra == 0 ? group : prepend(newest, group);
+        }
+        Entry[] result = new Entry[group.length - victims + extra];
+        int next = 0;
+        if (newest != null) {
+            result[next++] = newest;
+        }
+        for (int i = 0; i < group.length; i++) {
+            Entry entry = group[i];
+            if (i >= oldestKept && entry.killIfUnpinnedUnheld()) {
+                continue; // a victim: unpinned at count 1 under our lock, so the kill succeeds
+            }
+            result[next++] = entry;
+        }
+        entryCount.addAndGet(-victims);
+        return result;
     }
 
     /**
@@ -983,9 +1011,11 @@ public final class CaffeineDedupCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Continues after {@code entry} in the key's current group; if {@code entry} is no longer in it,
-     * restarts from the newest. The reference to {@code entry} is released after the next one is
-     * taken, as in the kernel.
+     * <p>Continues after {@code entry} in the key's group as read on entry to the call; if
+     * {@code entry} is no longer in it, restarts from the newest. Unlike the kernel, the reference to
+     * {@code entry} is released before the next one is taken (the group read fixes the position), so
+     * a release that throws (the caller held no reference after all) leaves no reference taken, and
+     * a lookup that throws finds {@code entry} released already.
      */
     @Override
     public CacheEntry findNext(CacheEntry entry) {
@@ -994,16 +1024,10 @@ public final class CaffeineDedupCache implements DedupCache {
         if (previous.count() < 2) {
             throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
         }
-        Entry next = null;
-        try {
-            Entry[] group = currentGroup(previous.boxedKey);
-            if (group != null) {
-                next = firstReusable(group, indexOf(group, previous) + 1); // -1 + 1: from the newest
-            }
-        } finally {
-            releaseReference(previous);
-        }
-        return countLookup(next);
+        Entry[] group = currentGroup(previous.boxedKey);
+        int from = group == null ? 0 : indexOf(group, previous) + 1; // -1 + 1: from the newest
+        releaseReference(previous);
+        return countLookup(group == null ? null : firstReusable(group, from));
     }
 
     /** {@inheritDoc} */
@@ -1093,7 +1117,11 @@ public final class CaffeineDedupCache implements DedupCache {
         return awaitUnused(own, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : Math.max(0L, nanos));
     }
 
+    /** Interrupted on entry: InterruptedException even if the entry is unused (the contract). */
     private boolean awaitUnused(Entry entry, long nanos) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
         if (entry.count() <= 2) {
             return true;
         }
@@ -1135,7 +1163,9 @@ public final class CaffeineDedupCache implements DedupCache {
      * {@inheritDoc}
      *
      * <p>Walks Caffeine's eviction order ({@link Policy.Eviction#coldest(java.util.function.Function)})
-     * as described in the class documentation.
+     * coldest key first and, within a key, oldest value first. A pass looks at no more than twice
+     * the entries present when it started (each may use its second chance once), so it ends
+     * whatever other threads create or touch meanwhile.
      */
     @Override
     public long shrink(long nrToScan) {
@@ -1144,10 +1174,14 @@ public final class CaffeineDedupCache implements DedupCache {
             throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
         }
         requestedReclaimPasses.increment();
+        // Every entry present now may use its second chance once: bounded whatever creates or
+        // touches run meanwhile.
+        long present = entryCount.get();
+        long limit = Math.min(nrToScan, present > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * present);
         long scanned = 0;
         long freed = 0;
-        while (scanned < nrToScan) {
-            long budget = nrToScan - scanned;
+        while (scanned < limit) {
+            long budget = limit - scanned;
             List<Policy.CacheEntry<Integer, Entry[]>> coldest = eviction.coldest(stream -> takeEntries(stream.iterator(), budget));
             if (coldest.isEmpty()) {
                 break;
@@ -1158,7 +1192,7 @@ public final class CaffeineDedupCache implements DedupCache {
                 Entry[] group = snapshot.getValue();
                 boolean anyToFree = false;
                 boolean anySpared = false;
-                for (int i = group.length - 1; i >= 0 && scanned < nrToScan; i--) { // oldest first
+                for (int i = group.length - 1; i >= 0 && scanned < limit; i--) { // oldest first
                     Entry entry = group[i];
                     scanned++;
                     boolean wasReferenced = entry.clearReferenced();
@@ -1179,7 +1213,7 @@ public final class CaffeineDedupCache implements DedupCache {
                 }
             }
             freed += freedThisWalk;
-            boolean reachedTheEnd = scanned < nrToScan;
+            boolean reachedTheEnd = scanned < limit;
             if (!reachedTheEnd || (freedThisWalk == 0 && !clearedAFlag)) {
                 break;
             }
@@ -1243,23 +1277,32 @@ public final class CaffeineDedupCache implements DedupCache {
      * Caffeine's eviction listener: runs inside the compute that removes the group, with its key's
      * lock held. The group weighed more than 0, so no entry of it was held, and none can be pinned
      * now (pins need this lock): every count is 1 and goes to 0 here, so that a lookup still holding
-     * the old group sees the entries as dead.
+     * the old group sees the entries as dead. A pinned or held entry here would mean that Caffeine
+     * evicted a zero-weight group: the breach is recorded and rethrown by every later call
+     * ({@link #ensureOpen}), because Caffeine only logs what its listener throws.
      */
-    private void onEvicted(Integer key, Entry[] group, RemovalCause cause) {
+    void onEvicted(Integer key, Entry[] group, RemovalCause cause) {
         if (group == null) {
             return;
         }
         int retired = 0;
+        Entry breached = null;
         for (Entry entry : group) {
             if (!entry.isPinned() && entry.killIfUnheld()) {
                 retired++;
             } else {
-                // Unreachable by the weigher invariant; never corrupt silently.
-                throw new AssertionError("Caffeine evicted a held entry: " + entry);
+                breached = entry; // unreachable by the weigher invariant; never pass it silently
             }
         }
-        entryCount.addAndGet(-retired);
+        entryCount.addAndGet(-group.length); // every entry left the map, breached ones too
         entriesReclaimed.add(retired);
+        if (breached != null) {
+            AssertionError breach = new AssertionError("Caffeine evicted an entry somebody holds: " + breached);
+            if (invariantBreach == null) {
+                invariantBreach = breach; // a volatile write: every later ensureOpen sees it
+            }
+            throw breach;
+        }
     }
 
     /** Runs one Caffeine maintenance task on the executor, counting it as a background pass if due. */
@@ -1284,7 +1327,7 @@ public final class CaffeineDedupCache implements DedupCache {
                 backgroundReclaimPasses.sum(),
                 synchronousReclaimPasses.sum(),
                 requestedReclaimPasses.sum(),
-                0L);
+                chainCapReclaims.sum());
     }
 
     /**
@@ -1301,16 +1344,24 @@ public final class CaffeineDedupCache implements DedupCache {
             }
             closed = true;
         }
-        unpinStack.set(null);
+        unpins.clear();
         groups.invalidateAll();
         groups.cleanUp();
         entryCount.set(0);
         unusedWaiters.wakeAll(); // after the volatile write of closed: every waiter re-checks it
     }
 
+    /**
+     * Throws the contract's exception after {@link #close()}, or the recorded invariant breach:
+     * two volatile reads, plain loads on x86.
+     */
     private void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("cache is closed");
+        }
+        AssertionError breach = invariantBreach;
+        if (breach != null) {
+            throw new AssertionError("cache invariant broken earlier: " + breach.getMessage(), breach);
         }
     }
 

@@ -2,10 +2,15 @@ package org.mbcache.caffeine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -201,6 +206,247 @@ class CaffeineDedupCacheTest {
             for (int key = 0; key < 32; key++) {
                 assertNotNull(cache.get(key, key), "live entry " + key + " lost");
             }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // One held entry pins only itself; the chain cap
+    // ---------------------------------------------------------------------------------------------
+
+    private static final int KEY = 77;
+
+    /** How many of the values {@code 0 .. values - 1} of {@link #KEY} are cached, holding nothing. */
+    private static int cachedValues(CaffeineDedupCache cache, int values) {
+        int cached = 0;
+        for (long value = 0; value < values; value++) {
+            CacheEntry entry = cache.get(KEY, value);
+            if (entry != null) {
+                cached++;
+                cache.release(entry);
+            }
+        }
+        return cached;
+    }
+
+    /** A cache that never reclaims for size, with this chain cap; maintenance on the calling thread. */
+    private static CaffeineDedupCache roomyCappedAt(int chainCap) {
+        return CaffeineDedupCache.builder().maxEntries(100_000).chainCap(chainCap).executor(Runnable::run).build();
+    }
+
+    /** A cache of 16 entries whose chain cap no test reaches; maintenance on the calling thread. */
+    private static CaffeineDedupCache smallUncapped() {
+        return CaffeineDedupCache.builder().maxEntries(16).chainCap(10_000).executor(Runnable::run).build();
+    }
+
+    /** Creates the values {@code from .. to - 1} of {@link #KEY}. */
+    private static void createValues(CaffeineDedupCache cache, long from, long to) {
+        for (long value = from; value < to; value++) {
+            cache.create(KEY, value, true);
+        }
+    }
+
+    @Test
+    void builderRejectsAChainCapBelowOne() {
+        assertThrows(IllegalArgumentException.class, () -> CaffeineDedupCache.builder().chainCap(0));
+    }
+
+    @Test
+    void theUnheldValuesOfAHeldEntrysKeyStayWithinTwiceMaxEntries() {
+        try (CaffeineDedupCache cache = smallUncapped()) {
+            cache.create(KEY, 0, true);
+            try (CacheEntry held = cache.get(KEY, 0)) {
+                for (long value = 1; value <= 500; value++) {
+                    cache.create(KEY, value, true);
+                    assertTrue(cache.size() <= 2 * 16 + 1, "size " + cache.size() + " after value " + value);
+                }
+                assertNotNull(held);
+            }
+        }
+    }
+
+    @Test
+    void theUnheldValuesOfAHeldEntrysKeyAreReclaimedOldestFirst() {
+        try (CaffeineDedupCache cache = smallUncapped()) {
+            cache.create(KEY, 0, true);
+            try (CacheEntry held = cache.get(KEY, 0)) {
+                createValues(cache, 1, 501);
+                assertNull(cache.get(KEY, 1), "the oldest unheld value outlived newer ones");
+                CacheEntry newest = cache.get(KEY, 500);
+                assertNotNull(newest, "the newest value was reclaimed");
+                cache.release(newest);
+                assertSame(held, cache.get(KEY, 0), "the held entry was reclaimed");
+                cache.release(held);
+            }
+        }
+    }
+
+    @Test
+    void aOneKeyFloodLeavesAtMostChainCapUnheldValuesPlusTheHeldOnes() {
+        try (CaffeineDedupCache cache = roomyCappedAt(8)) {
+            cache.create(KEY, 0, true);
+            cache.create(KEY, 1, true);
+            try (CacheEntry held0 = cache.get(KEY, 0); CacheEntry held1 = cache.get(KEY, 1)) {
+                createValues(cache, 2, 10_000);
+                assertEquals(8 + 2, cachedValues(cache, 10_000));
+                assertEquals(8 + 2, cache.size());
+            }
+        }
+    }
+
+    @Test
+    void aHeldEntrySurvivesAOneKeyFlood() {
+        try (CaffeineDedupCache cache = roomyCappedAt(8)) {
+            cache.create(KEY, 0, true);
+            try (CacheEntry held = cache.get(KEY, 0)) {
+                createValues(cache, 1, 10_000);
+                assertSame(held, cache.get(KEY, 0));
+                cache.release(held);
+            }
+        }
+    }
+
+    @Test
+    void aOneKeyFloodKeepsTheNewestValues() {
+        try (CaffeineDedupCache cache = roomyCappedAt(8)) {
+            createValues(cache, 0, 100);
+            for (long value = 92; value < 100; value++) {
+                CacheEntry entry = cache.get(KEY, value);
+                assertNotNull(entry, "value " + value + " of the newest 8 was reclaimed");
+                cache.release(entry);
+            }
+        }
+    }
+
+    @Test
+    void chainCapReclaimsAreCounted() {
+        try (CaffeineDedupCache cache = roomyCappedAt(8)) {
+            createValues(cache, 0, 108);
+            assertEquals(100, cache.stats().chainCapReclaims());
+        }
+    }
+
+    @Test
+    void theDefaultChainCapIs64() {
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().executor(Runnable::run).build()) {
+            createValues(cache, 0, 100);
+            assertEquals(64, cache.size());
+            assertEquals(36, cache.stats().chainCapReclaims());
+        }
+    }
+
+    @Test
+    void distinctKeysAreNotCapped() {
+        try (CaffeineDedupCache cache = roomyCappedAt(1)) {
+            for (int key = 0; key < 100; key++) {
+                cache.create(key, key, true);
+            }
+            assertEquals(100, cache.size());
+            assertEquals(0, cache.stats().chainCapReclaims());
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Faults: executors that throw or drop tasks, an invariant breach
+    // ---------------------------------------------------------------------------------------------
+
+    /** A workload that needs unpin drains and eviction: every new entry is used once. */
+    private static void createAndUse(CaffeineDedupCache cache, int keys) {
+        for (int key = 0; key < keys; key++) {
+            cache.create(key, key, true);
+            CacheEntry entry = cache.findFirst(key);
+            if (entry != null) {
+                cache.release(entry);
+            }
+        }
+    }
+
+    /** With an executor whose execute always throws, eviction and unpin drains still run. */
+    private static void assertTheWorkRunsOnTheCallingThread(Executor throwing) {
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(throwing).build()) {
+            createAndUse(cache, 2000);
+            assertTrue(cache.size() <= 32 + 2, "eviction did not run: size " + cache.size());
+            assertTrue(cache.unpinBacklog() <= 2, "unpin drains did not run: backlog " + cache.unpinBacklog());
+        }
+    }
+
+    @Test
+    void anExecutorThatThrowsAnErrorGetsTheWorkRunOnTheCallingThread() {
+        assertTheWorkRunsOnTheCallingThread(task -> {
+            throw new AssertionError("executor down");
+        });
+    }
+
+    @Test
+    void anExecutorThatRejectsGetsTheWorkRunOnTheCallingThread() {
+        assertTheWorkRunsOnTheCallingThread(task -> {
+            throw new RejectedExecutionException("full");
+        });
+    }
+
+    @Test
+    void anExecutorThatDropsTasksDoesNotSwitchBackgroundWorkOff() {
+        AtomicInteger offered = new AtomicInteger();
+        AtomicInteger ran = new AtomicInteger();
+        Executor droppingTheFirstTen = task -> {
+            if (offered.incrementAndGet() > 10) {
+                ran.incrementAndGet();
+                task.run();
+            }
+        };
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(droppingTheFirstTen).build()) {
+            createAndUse(cache, 5000);
+            int ranBefore = ran.get();
+            createAndUse(cache, 5000);
+            assertTrue(ran.get() > ranBefore, "no task reached the executor after the dropped ones");
+            assertTrue(cache.size() <= 2 * 32, "size " + cache.size());
+            assertTrue(cache.unpinBacklog() < 4 * 2, "backlog " + cache.unpinBacklog());
+        }
+    }
+
+    @Test
+    void anEvictedHeldEntryIsRethrownByEveryLaterCallButClose() {
+        CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build();
+        cache.create(KEY, 1, true);
+        CaffeineDedupCache.Entry held = (CaffeineDedupCache.Entry) cache.get(KEY, 1);
+        // What Caffeine would do if it stopped honouring zero weights: its listener throws...
+        assertThrows(AssertionError.class, () -> cache.onEvicted(KEY, new CaffeineDedupCache.Entry[] {held}, RemovalCause.SIZE));
+        // ...and since Caffeine only logs that, every later call throws it again.
+        assertThrows(AssertionError.class, cache::size);
+        assertThrows(AssertionError.class, () -> cache.create(KEY, 2, true));
+        assertThrows(AssertionError.class, cache::stats);
+        cache.close();
+        assertThrows(IllegalStateException.class, cache::size);
+    }
+
+    @Test
+    void aMaxEntriesNearLongMaxValueNeverReclaims() {
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(Long.MAX_VALUE - 1).executor(Runnable::run).build()) {
+            for (int key = 0; key < 100; key++) {
+                cache.create(key, key, true);
+            }
+            assertEquals(100, cache.size());
+            assertEquals(0, cache.stats().synchronousReclaimPasses());
+        }
+    }
+
+    @Test
+    void aCreateRacingCloseEitherSucceedsOrSaysTheCacheIsClosed() throws Exception {
+        for (int round = 0; round < 50; round++) {
+            CaffeineDedupCache racing = CaffeineDedupCache.builder().maxEntries(64).executor(Runnable::run).build();
+            int first = round * 10_000;
+            CompletableFuture<String> creator = CompletableFuture.supplyAsync(() -> {
+                try {
+                    for (int key = first; ; key++) {
+                        racing.create(key, key, true);
+                    }
+                } catch (IllegalStateException e) {
+                    return e.getMessage();
+                }
+            });
+            Thread.yield();
+            racing.close();
+            String message = creator.get(10, TimeUnit.SECONDS);
+            assertTrue(message.contains("closed"), "not the closed message: " + message);
         }
     }
 }

@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -29,7 +31,7 @@ import org.mbcache.CacheStats;
 import org.mbcache.DedupCache;
 
 /**
- * The {@link DedupCache} contract (docs: mbcache-semantics.md, sections 1-3 and 6), one behaviour
+ * The {@link DedupCache} contract (sections 1-3 and 6 of the contract), one behaviour
  * per test, run against every backend by a subclass that supplies {@link #newCache(long)}.
  *
  * <p>Only what every backend promises is here: no exact LRU order, no bucket placement, no default
@@ -312,14 +314,68 @@ public abstract class DedupCacheContractTest {
         assertEquals(0, cache.size());
     }
 
-    @Test
-    void findNextOfAnEntryTheCallerDoesNotHoldIsAnIllegalStateException() {
+    /** Two values of the key; the newest, found and released again: an entry the caller no longer holds. */
+    private CacheEntry theNewestOfTwoFoundAndReleased() {
         cache.create(KEY, 1, true);
         cache.create(KEY, 2, true);
         CacheEntry first = cache.findFirst(KEY);
         cache.release(first);
+        return first;
+    }
+
+    @Test
+    void findNextOfAnEntryTheCallerDoesNotHoldIsAnIllegalStateException() {
+        CacheEntry first = theNewestOfTwoFoundAndReleased();
         assertThrows(IllegalStateException.class, () -> cache.findNext(first));
         assertTrue(cached(KEY, 2), "the cache's own reference survives");
+    }
+
+    @Test
+    void findNextOfAnEntryAlreadyReleasedTakesNoReferenceToTheNext() {
+        CacheEntry first = theNewestOfTwoFoundAndReleased();
+        assertThrows(IllegalStateException.class, () -> cache.findNext(first));
+        assertNull(cache.deleteOrGet(KEY, 1), "findNext left a reference to the next entry");
+        assertNull(cache.deleteOrGet(KEY, 2));
+        assertEquals(0, cache.size());
+    }
+
+    /**
+     * The caller's reference is released by another thread (misuse) while findNext runs: whichever
+     * of the two releases fails, nothing stays held, so every pair can still be deleted.
+     */
+    @Test
+    void findNextRacingAnOverReleaseLeavesNoReferenceBehind() throws Exception {
+        CacheEntry[] walked = new CacheEntry[1];
+        AtomicInteger released = new AtomicInteger();
+        ConcurrentRounds.run(2, 1000,
+                round -> {
+                    cache.create(KEY, 1, true);
+                    cache.create(KEY, 2, true);
+                    walked[0] = cache.findFirst(KEY);
+                    released.set(0);
+                },
+                (thread, round) -> {
+                    try {
+                        if (thread == 0) {
+                            CacheEntry next = cache.findNext(walked[0]);
+                            released.incrementAndGet();
+                            if (next != null) {
+                                cache.release(next);
+                            }
+                        } else {
+                            cache.release(walked[0]);
+                            released.incrementAndGet();
+                        }
+                    } catch (IllegalStateException overRelease) {
+                        // the one of the two that came second
+                    }
+                },
+                round -> {
+                    assertEquals(1, released.get(), "exactly one of the two releases succeeds");
+                    assertNull(cache.deleteOrGet(KEY, 1), "a reference was left behind in round " + round);
+                    assertNull(cache.deleteOrGet(KEY, 2), "a reference was left behind in round " + round);
+                    assertEquals(0, cache.size());
+                });
     }
 
     @Test
@@ -524,6 +580,27 @@ public abstract class DedupCacheContractTest {
             Thread.currentThread().interrupt();
             assertThrows(InterruptedException.class, () -> cache.waitUnused(mine, PATIENCE_SECONDS, TimeUnit.SECONDS));
             Thread.interrupted();
+        }
+    }
+
+    /** The interrupt policy (as {@code Lock.lockInterruptibly}): checked first, whatever the count. */
+    @Test
+    void waitUnusedOfAnInterruptedThreadThrowsEvenWhenTheEntryIsAlreadyUnused() {
+        cache.create(KEY, 1, true);
+        try (CacheEntry mine = cache.get(KEY, 1)) {
+            Thread.currentThread().interrupt();
+            assertThrows(InterruptedException.class, () -> cache.waitUnused(mine));
+            assertFalse(Thread.interrupted(), "the interrupt status is cleared");
+        }
+    }
+
+    @Test
+    void timedWaitUnusedOfAnInterruptedThreadThrowsEvenWhenTheEntryIsAlreadyUnused() {
+        cache.create(KEY, 1, true);
+        try (CacheEntry mine = cache.get(KEY, 1)) {
+            Thread.currentThread().interrupt();
+            assertThrows(InterruptedException.class, () -> cache.waitUnused(mine, 0, TimeUnit.SECONDS));
+            assertFalse(Thread.interrupted(), "the interrupt status is cleared");
         }
     }
 
@@ -1052,6 +1129,41 @@ public abstract class DedupCacheContractTest {
     // Races (section 6), each bounded in rounds and time
     // ---------------------------------------------------------------------------------------------
 
+    /**
+     * A steady create load and a thread that touches entries every turn cannot keep a pass from
+     * ending: it is bounded by the entries present when it started.
+     */
+    @Test
+    void shrinkOfLongMaxValueReturnsUnderConcurrentCreatesAndTouches() throws Exception {
+        for (int key = 0; key < 1000; key++) {
+            cache.create(key, key, true);
+        }
+        List<CacheEntry> held = new ArrayList<>(); // handed to the toucher
+        for (int key = 0; key < 8; key++) {
+            held.add(cache.get(key, key));
+        }
+        AtomicInteger stop = new AtomicInteger();
+        Future<Void> creator = inThread(() -> {
+            for (int key = 1_000_000; stop.get() == 0; key++) {
+                cache.create(key, key, true);
+            }
+        });
+        Future<Void> toucher = inThread(() -> {
+            while (stop.get() == 0) { // every walk of the pass finds a flag to clear
+                held.forEach(cache::touch);
+            }
+        });
+        try {
+            assertTimeoutPreemptively(Duration.ofSeconds(PATIENCE_SECONDS * 2),
+                    () -> cache.shrink(Long.MAX_VALUE), "shrink(Long.MAX_VALUE) did not return");
+        } finally {
+            stop.set(1);
+            join(creator);
+            join(toucher);
+            held.forEach(cache::release);
+        }
+    }
+
     @Test
     void racingCreatorsOfOnePairExactlyOneWins() throws Exception {
         int threads = 4;
@@ -1087,8 +1199,11 @@ public abstract class DedupCacheContractTest {
                     assertEquals(1, winners.get(), "winners of round " + round);
                     assertNull(cache.deleteOrGet(KEY, round));
                     assertNull(cache.get(KEY, round));
+                    for (int thread = 0; thread < threads; thread++) { // within any per-key cap
+                        assertNull(cache.deleteOrGet(KEY, 1_000_000L + round * 2L + thread));
+                    }
                 });
-        assertEquals(600, cache.size());
+        assertEquals(0, cache.size());
     }
 
     /** Reuse vs release (ext4 65f8b80053a1): the holder's entry stays cached while held. */
