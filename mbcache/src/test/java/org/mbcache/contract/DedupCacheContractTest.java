@@ -1077,6 +1077,27 @@ public abstract class DedupCacheContractTest {
     }
 
     @Test
+    void aCreateRacingCloseEitherSucceedsOrSaysTheCacheIsClosed() throws Exception {
+        for (int round = 0; round < 50; round++) {
+            DedupCache racing = anotherCache();
+            int first = round * 10_000;
+            CompletableFuture<String> creator = CompletableFuture.supplyAsync(() -> {
+                try {
+                    for (int key = first; ; key++) {
+                        racing.create(key, key, true);
+                    }
+                } catch (IllegalStateException e) {
+                    return e.getMessage();
+                }
+            });
+            Thread.yield();
+            racing.close();
+            String message = creator.get(PATIENCE_SECONDS, TimeUnit.SECONDS);
+            assertTrue(message.contains("closed"), "not the closed message: " + message);
+        }
+    }
+
+    @Test
     void everyCallWithAnEntryAfterCloseIsAnIllegalStateException() {
         cache.create(KEY, 1, true);
         cache.create(KEY, 2, true);
