@@ -9,7 +9,7 @@ import jdk.jfr.StackTrace;
 
 /**
  * JFR event: a create found its chain at the cache's chain cap and reclaimed that chain's oldest
- * unheld entries first (the contract, section 1).
+ * unheld entries first (the contract, section 4).
  *
  * <p>Implementation notes. An instant event, committed by one static call after the chain was cut:
  * {@code ChainCapEvent.commitIfEnabled(this, key, chainLength, chainCap, reclaimed)}. When no
