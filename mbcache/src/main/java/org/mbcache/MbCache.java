@@ -2,97 +2,113 @@ package org.mbcache;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.LongAdder;
 import org.mbcache.internal.HashedWaitQueues;
 
 /**
  * The kernel port: Linux {@code fs/mbcache.c} (the 2016 "mbcache2" rewrite with the 2019 request
- * list and the 2022 race fixes) for the JVM. The contract is {@link DedupCache}'s; this page says how
- * the port keeps it, in the order {@code mbcache.c} itself is written: data structures first, then
- * the functions that use them, each naming the kernel function it ports.
+ * list and the 2022 race fixes) for the JVM, keeping the {@link DedupCache} contract.
  *
- * <h2>Implementation overview</h2>
+ * <p>Build one with {@link #create(int)} or {@link #builder()}: {@code 2^bucketBits} buckets (ext4
+ * uses 10), background reclaim from {@code maxEntries} (default 16 per bucket), a synchronous pass
+ * on the creating thread from {@code 2 * maxEntries}. Lookups never block on the cache's locks in
+ * the common case, and neither a lookup nor a refused duplicate allocates.
  *
- * <p><b>Entries</b> ({@link Entry}, 40 bytes with compressed oops) carry their key, value, owning
- * cache, one link for the LRU list, and a single {@code int} <em>state word</em> that holds the
- * reference count and the three flags (reusable, referenced, waiters). Putting count and flags in
- * one word is what makes every flag update atomic with every other flag and with the count (kernel
- * fix a44e84a9b776 was a lost flag update); the whole reference-counting protocol is the handful of
- * CAS loops on that word inside {@code Entry}, and nowhere else.
- *
- * <p><b>Buckets</b> ({@link Buckets}): {@code 2^bucketBits} of them, indexed by the kernel's
- * {@link #hash32 hash_32}. A bucket keeps its chain not as linked nodes but as parallel arrays: one
- * {@code int[]} with the chain's length, the bucket's statistics counters and then its keys, and one
- * array of the entries, oldest at index 0 and newest at the end, so "newest first" is a walk
- * downwards. At the design load (16 entries a bucket) a miss reads that one {@code int[]}, and a hit
- * dereferences only the entry whose key matched; a linked chain would touch 16 nodes. Next to the
- * chain lives the bucket's <em>in-progress request list</em> (the pairs being created right now,
- * kernel {@code struct mb_cache_req} kept on the creator's stack). All of it is guarded by the
- * bucket's <em>lock bit</em>: bit 0 of the bucket's slot in one primitive {@code int[]} of lock
- * words, taken with a CAS (acquire) through a {@link VarHandle} and dropped with a release store
- * that also advances the bucket's version (the word's other bits), spinning with
- * {@link Thread#onSpinWait()} and yielding under contention, like the kernel's {@code hlist_bl_lock}
- * bit spinlock. Every operation that changes a chain, and every lookup that hands out an entry, holds
- * that bucket's bit. A lookup whose key is not in the chain at all may answer without it: it reads
- * the keys optimistically and trusts the answer only if the bucket's version did not move (a
- * seqlock read, {@link Buckets#surelyLacks}), so a miss writes no shared cache line.
- *
- * <p><b>Reference counts</b> follow the kernel: the cache holds one reference to each entry it
- * contains, and each caller handed an entry one more. Lookups take theirs with
- * increment-if-not-zero. Only two operations drop the cache's own reference, and both do it while
- * holding the entry's bucket bit and unhash the entry before they let go of it: reclaim with a CAS
- * of the count from 1 to 0, {@link #deleteOrGet} with a CAS from 2 (cache and caller) to 0. So an
- * entry with a count above zero is always in its chain, an entry in a chain always has a count above
- * zero, and nobody ever removes an entry somebody else holds. A {@link #release} that would take the
- * count to the cache's own reference or below is refused with an {@link IllegalStateException}: an
- * over-release can never free an entry, and the count only reaches zero through the two claims.
- *
- * <p><b>The LRU list</b> ({@link Lru}) holds every entry in creation order for the second-chance
- * scan. The kernel appends under one global {@code c_list_lock}; taken by every create, that lock
- * made creates 15 times slower at two threads in this project's measurements. Here a create only
- * pushes its entry onto a lock-free append buffer (one atomic exchange); a reclaim pass, holding
- * the list lock, first drains the buffer onto the list's tail, so the list is exactly in the order
- * in which creates appended, and the pass takes effect as if at the moment it started (creates that
- * overlap it are appended after the entries it moves to the tail). Entries removed by
- * {@code deleteOrGet} are unlinked lazily: a pass drops them when it meets them, and a purge runs
- * once they outnumber the live entries, so they neither count as scanned nor pile up.
- *
- * <p><b>Counting.</b> {@link #size()} is one atomic counter, touched by creates and removals only.
- * Hits, misses, creates, refused duplicates and deletes are counted per bucket, under the bucket
- * bit the operation holds anyway; a miss found without the bit (a seqlock read of the chain's keys)
- * is counted in per-thread stripes. No lookup writes a counter another core writes.
- *
- * <p><b>Reclaim</b> (section 4 of the contract): a create that finds {@code size() >= maxEntries}
- * schedules one background pass of {@code maxEntries / 16} on the cache's executor (at most one
- * pending); at {@code size() >= 2 * maxEntries} it also runs a pass of 64 itself. Every cache is also
- * registered with the process-wide {@link MemoryPressureRegistry}, the JVM's stand-in for the
- * kernel's registered shrinker.
- *
- * <p><b>Memory ordering, in one place.</b> Chain arrays, request lists, per-bucket counters and the
- * LRU list are plain fields guarded by a lock (bucket bit or LRU lock): the lock's acquire CAS and
- * release store order them. The one read of chain state without the lock is the seqlock miss: plain
- * loads of the keys between an acquire load of the bucket's version and an acquire fence followed
- * by a second load of it; a lock holder's writes all come after its CAS made the version odd, so a
- * scan that saw any of them sees a version that moved. The entry state word is changed outside bucket locks (release, touch,
- * setReusable), so every change is a CAS (volatile semantics) and every read that decides something
- * is a volatile load. A new entry is published to other threads only through a bucket unlock
- * (release) or the append buffer's exchange (volatile), both after its constructor ran, so its plain
- * initial writes are visible wherever it is found. The accessors that carry a memory order are named
- * JCTools-style: {@code lv} load volatile, {@code la} load acquire, {@code lp}/{@code sp} load/store
- * plain, {@code so} store release ("ordered"), {@code cas} compare-and-set; where a
- * {@link VarHandle} is called directly, its access mode is in the method's name.
- *
- * <p>Default executor for background reclaim: one shared daemon thread, {@code mbcache-reclaim},
- * started on first use (the kernel's system workqueue). Pass your own with
- * {@link Builder#executor(Executor)}.
+ * <p>Keys are content hashes, and whoever writes content chooses them. So the bucket of a key is
+ * picked with a per-cache secret ({@link Builder#hashSeed}), not the kernel's fixed {@link #hash32
+ * hash_32}, and no bucket chain keeps more than {@link #chainCap()} entries that nobody holds: a
+ * flood of colliding keys costs its sender, not the other users of the cache. Each cache registers
+ * with the process-wide {@link MemoryPressureRegistry} until it is closed.
  */
 public final class MbCache implements DedupCache {
+
+    /*
+     * Implementation notes.
+     *
+     * The order is mbcache.c's own: data structures first (Entry here; Buckets, Lru and
+     * StripedCounter in files of their own), then the functions that use them, each naming the
+     * kernel function it ports.
+     *
+     * Entries (Entry, 40 bytes with compressed oops) carry their key, value, owning cache, one LRU
+     * link and one int "state word" holding the reference count and three flags (reusable,
+     * referenced, waiters). Count and flags in one word make every flag update atomic with every
+     * other flag and with the count (kernel fix a44e84a9b776 was a lost flag update). The whole
+     * reference-counting protocol is the handful of CAS loops on that word inside Entry.
+     *
+     * Buckets (Buckets.java): parallel arrays per bucket (length and keys in one int[], the entries
+     * beside it), the request list of the 2019 patch, a lock bit per bucket whose upper bits are a
+     * version, and the keyed bucket index. Every change of a chain holds the bucket's bit. Lookups
+     * do not: they read the chain optimistically and validate against the version (a seqlock read),
+     * taking a hit's reference with increment-if-not-zero before validating, and fall back to the
+     * bit when a writer was in the bucket. The ordering argument is written down in Buckets.
+     *
+     * Reference counts follow the kernel: the cache holds one reference to each entry it contains,
+     * each caller handed an entry one more. Only two operations drop the cache's own reference,
+     * both under the entry's bucket bit and both unhashing the entry before they let go of the bit:
+     * a reclaim (a pass, or the chain cap) with a CAS of the count from 1 to 0, and deleteOrGet with
+     * a CAS from 2 (cache and caller) to 0. So a count above zero means "in its chain", an entry in
+     * a chain has a count above zero, and nobody removes an entry somebody else holds. A release that
+     * would take the count to the cache's own reference or below is refused (IllegalStateException):
+     * an over-release never frees an entry. What a counter cannot see: a holder that releases twice
+     * while another holder still uses the entry spends the other holder's reference, and the entry
+     * may then be reclaimed under that holder. The count is legitimate at every step; no cache
+     * built on counts can tell.
+     *
+     * The LRU list (Lru.java) holds every entry in creation order for the second-chance scan.
+     * Creates push onto per-thread-striped lock-free append stacks; a reclaim pass, holding the list
+     * lock, drains them onto the tail. Entries that left their chain outside a pass (deleteOrGet, the
+     * chain cap) stay linked, dead, until a pass meets them or a purge unlinks them (when they
+     * outnumber the live ones).
+     *
+     * Counting. The entry count is a StripedCounter: exact per-thread cells for size(), and a shared
+     * estimate, written once per batch of a thread's creates, for the reclaim triggers. The batch is
+     * chosen from maxEntries so that the estimate trails by a few percent at most; the synchronous
+     * trigger confirms with the exact sum before it runs a pass. Hits, misses, creates, refusals,
+     * deletes and cap reclaims are LongAdders: a thread adds to a cell of its own.
+     *
+     * Which cache lines each operation writes that another thread may also write (the scaling
+     * argument; "entry" is the state word of the entry handed out):
+     *
+     *   findFirst / findNext / get, hit     the entry (acquire CAS); later its release CAS
+     *   findFirst / findNext / get, miss    none
+     *   release, touch, setReusable         the entry
+     *   create, duplicate refused           the bucket's lock word (lock, unlock)
+     *   create, new pair                    the bucket's lock word (twice with the request list)
+     *                                       and chain arrays; the creator's append stack top and
+     *                                       entry-count cell (striped by thread); the count estimate
+     *                                       once per batch; the entry
+     *   deleteOrGet                         the bucket's lock word and chain arrays; the entry;
+     *                                       striped count and dead-entry cells
+     *   reclaim pass (any kind)             the LRU lock and list; per freed entry its bucket
+     *
+     * The per-thread cells (LongAdder's, StripedCounter's, the append stacks) are on lines of their
+     * own; two threads share one only when their ids collide (one chance in 16 or more stripes for
+     * two threads). Lock words of neighbouring buckets share a line, but only creates and deletes
+     * write them, and lookups no longer take them.
+     *
+     * Memory ordering, by structure. Chain arrays, request lists and the LRU list are plain fields
+     * guarded by a lock (bucket bit or LRU lock); optimistic reads of chains are validated as
+     * described in Buckets. The entry state word is changed outside bucket locks (release, touch,
+     * setReusable), so every change is a CAS (volatile) and every read that decides something a
+     * volatile load. A new entry is published only through a bucket unlock (release) or an append
+     * stack's CAS (volatile), both after its constructor ran, so its plain initial writes are
+     * visible wherever it is found; key and value are final fields. Accessors carrying a memory
+     * order are named JCTools-style: lv load volatile, la load acquire, lp/sp load/store plain, so
+     * store release ("ordered"), cas compare-and-set; where a VarHandle is called directly, its
+     * access mode is in the method's name.
+     *
+     * Failure atomicity. A Throwable can surface in any allocation. Every locked section allocates
+     * (chain or request array growth) before it changes anything, counters that may allocate
+     * (LongAdder cells) are bumped after the lock is dropped, the request withdrawal after a failed
+     * allocation is one shallow allocation-free method, unlock is one load and one store, and the
+     * append push is a two-step CAS loop with nothing pending between its steps. An executor that
+     * throws gets the background pass run on the calling thread; one that accepts a pass and never
+     * runs it is found out when the synchronous threshold is reached, and the pass resubmitted.
+     */
 
     /** Entries a create-time synchronous reclaim pass scans (kernel {@code SYNC_SHRINK_BATCH}). */
     static final int SYNC_SHRINK_BATCH = 64;
@@ -102,13 +118,38 @@ public final class MbCache implements DedupCache {
     static final int MAX_BUCKET_BITS = 30;
     /** Default {@code bucketBits}: ext4's. */
     static final int DEFAULT_BUCKET_BITS = 10;
+    /** The smallest default chain cap, whatever the load. */
+    static final int MIN_DEFAULT_CHAIN_CAP = 32;
+    /** A pending background pass older than this when the synchronous threshold is hit is resubmitted. */
+    static final long STALE_BACKGROUND_PASS_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private static final System.Logger LOGGER = System.getLogger(MbCache.class.getName());
 
     /**
      * The kernel's {@code hash_32(key, bits)}: multiply by the golden-ratio constant as an unsigned
-     * 32-bit number and keep the top {@code bits} bits; bucket 0 when {@code bits == 0}.
+     * 32-bit number and keep the top {@code bits} bits; bucket 0 when {@code bits == 0}. This is
+     * what the kernel does; the port picks buckets with a keyed hash instead (see {@link Buckets}),
+     * because {@code hash_32} lets whoever chooses keys aim them all at one bucket.
      */
     static int hash32(int key, int bits) {
         return bits == 0 ? 0 : (key * 0x61C88647) >>> (32 - bits);
+    }
+
+    /**
+     * The default chain cap for a table: twice the mean chain length at twice {@code maxEntries},
+     * plus 16, and at least {@value #MIN_DEFAULT_CHAIN_CAP}. With the keyed index, chain lengths at
+     * that load are Poisson-distributed around the mean {@code m}, and a chain reaches
+     * {@code max(32, 2m + 16)} with probability below 1e-10 per bucket for every {@code m} (worst
+     * near m = 8 to 16; 3e-13 at m = 32, the default load): a table of a million buckets at twice
+     * its maxEntries sees one chain reach the cap with odds below 1 in 10,000. The work of any one
+     * operation stays within a small multiple of an honest chain's.
+     */
+    static int defaultChainCap(long maxEntries, int bucketBits) {
+        long buckets = 1L << bucketBits;
+        long twiceMax = maxEntries > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * maxEntries;
+        long meanAtTwiceMax = (twiceMax + buckets - 1) / buckets;
+        long cap = 2 * Math.min(meanAtTwiceMax, Integer.MAX_VALUE / 4) + 16;
+        return (int) Math.max(MIN_DEFAULT_CHAIN_CAP, cap);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -130,13 +171,10 @@ public final class MbCache implements DedupCache {
         static final int WAITERS = 1 << 30;
 
         private static final VarHandle STATE;
-        private static final VarHandle LRU_NEXT;
 
         static {
             try {
-                MethodHandles.Lookup lookup = MethodHandles.lookup();
-                STATE = lookup.findVarHandle(Entry.class, "state", int.class);
-                LRU_NEXT = lookup.findVarHandle(Entry.class, "lruNext", Entry.class);
+                STATE = MethodHandles.lookup().findVarHandle(Entry.class, "state", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -148,9 +186,9 @@ public final class MbCache implements DedupCache {
         /** Count and flags; see the class comment. Changed only by CAS. */
         private volatile int state;
         /**
-         * The LRU link: while the entry sits in the append buffer, the next older buffered entry
-         * (written by its creator, released); once drained, the next newer entry of the LRU list
-         * (plain, under the LRU lock).
+         * The LRU link: while the entry sits on an append stack, the next older entry of that stack
+         * (written by its creator before the CAS that publishes the entry); once drained, the next
+         * newer entry of the LRU list (under the LRU lock). Plain: see {@link Lru}.
          */
         private Entry lruNext;
 
@@ -160,7 +198,7 @@ public final class MbCache implements DedupCache {
             this.key = key;
             this.value = value;
             // Plain store, not a volatile one (which would cost a full fence per create): the entry
-            // reaches other threads only through a bucket unlock or the append buffer's exchange.
+            // reaches other threads only through a bucket unlock (release) or an append stack's CAS.
             STATE.set(this, 2 | (reusable ? REUSABLE : 0));
         }
 
@@ -284,14 +322,6 @@ public final class MbCache implements DedupCache {
             lruNext = next;
         }
 
-        Entry laLruNext() {
-            return (Entry) LRU_NEXT.getAcquire(this);
-        }
-
-        void soLruNext(Entry next) {
-            LRU_NEXT.setRelease(this, next);
-        }
-
         @Override
         public int key() {
             return key;
@@ -328,543 +358,33 @@ public final class MbCache implements DedupCache {
     }
 
     // ------------------------------------------------------------------------------------------
-    // Buckets: struct mb_bucket[] (hlist_bl_head + req_list), with one lock bit per bucket
-    // ------------------------------------------------------------------------------------------
-
-    /**
-     * The hash table (kernel {@code c_bucket}, an array of {@code struct mb_bucket}), stored by
-     * column so that a lookup at the design load touches as few cache lines as it can.
-     *
-     * <p>Bucket {@code b} is:
-     * <ul>
-     *   <li>{@code lockWords[b]}, bit 0: the bucket's lock bit; the bits above count the critical
-     *       sections, so that a lookup can find a miss without taking the lock (see
-     *       {@link #surelyLacks}). The lock words of all buckets sit in one small primitive array that
-     *       is never replaced, so a spinner always spins on the word the holder will clear. At 4 bytes
-     *       a bucket the array stays in the core's caches.</li>
-     *   <li>{@code words[b]}: one {@code int[]} with the chain's length, the number of creates in
-     *       progress, the bucket's five statistics counters (each a 64-bit count kept as two ints),
-     *       and then the chain's keys, oldest first. A miss reads this array alone: the length, the
-     *       counter it bumps and the keys are adjacent, and no node is dereferenced.</li>
-     *   <li>{@code entries[b]}: the chain's entries, parallel to its keys. Only an entry whose key
-     *       matched is dereferenced.</li>
-     *   <li>{@code requests[b]}: the in-progress request list of the 2019 patch as (key, value)
-     *       pairs, allocated the first time the bucket sees a create and reused after: the kernel
-     *       kept each request on its creator's stack, and this keeps the steady state just as free of
-     *       allocation.</li>
-     * </ul>
-     * "Newest first" is a walk from the end of the chain downwards. Everything but the lock words is
-     * plain fields and array slots guarded by the bucket's lock bit: the holder may replace
-     * {@code words[b]} or {@code entries[b]} with a larger copy, and the next holder sees the new
-     * arrays through the lock's release/acquire pair.
-     */
-    static final class Buckets {
-        private static final VarHandle LOCK_WORD = MethodHandles.arrayElementVarHandle(int[].class);
-        /** Spins with {@link Thread#onSpinWait()} before each yield while the bit is taken. */
-        private static final int SPINS_BEFORE_YIELD = 64;
-        private static final int LOCKED = 1;
-        private static final Entry[] NO_ENTRIES = {};
-
-        // Layout of words[b].
-        static final int LENGTH = 0;
-        static final int REQUESTS = 1;
-        static final int CREATES = 2;
-        static final int DUPLICATES_REFUSED = 4;
-        static final int LOOKUP_HITS = 6;
-        static final int LOOKUP_MISSES = 8;
-        static final int DELETES = 10;
-        static final int KEYS = 12;
-
-        private final int[] lockWords;
-        private final int[][] words;
-        private final Entry[][] entries;
-        private final long[][] requests;
-
-        Buckets(int count) {
-            lockWords = new int[count];
-            words = new int[count][];
-            entries = new Entry[count][];
-            requests = new long[count][];
-            for (int b = 0; b < count; b++) {
-                words[b] = new int[KEYS];
-                entries[b] = NO_ENTRIES;
-            }
-        }
-
-        int count() {
-            return lockWords.length;
-        }
-
-        /**
-         * Takes bucket {@code b}'s lock bit (kernel {@code hlist_bl_lock}): a CAS from the current even
-         * value to the next odd one. Acquire: everything the previous holder wrote before its release
-         * store is visible after it. The opaque load first only reads the word to compare against.
-         */
-        void lock(int b) {
-            int word = (int) LOCK_WORD.getOpaque(lockWords, b);
-            if ((word & LOCKED) != 0 || !LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, word, word + 1)) {
-                lockContended(b);
-            }
-        }
-
-        private void lockContended(int b) {
-            int spins = 0;
-            for (;;) {
-                // Opaque load: wait for the bit to clear without writing the contended line.
-                int word = (int) LOCK_WORD.getOpaque(lockWords, b);
-                if ((word & LOCKED) == 0 && LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, word, word + 1)) {
-                    return;
-                }
-                if (++spins < SPINS_BEFORE_YIELD) {
-                    Thread.onSpinWait();
-                } else {
-                    spins = 0;
-                    Thread.yield();
-                }
-            }
-        }
-
-        /**
-         * Drops the lock bit (kernel {@code hlist_bl_unlock}) by advancing the word to the next even
-         * value, the bucket's new version: a release store publishes our writes. Only the holder
-         * writes the word while it is odd, so a plain read of it suffices.
-         */
-        void unlock(int b) {
-            LOCK_WORD.setRelease(lockWords, b, (int) LOCK_WORD.get(lockWords, b) + 1);
-        }
-
-        /**
-         * Whether bucket {@code b}'s chain surely holds no entry with this key, decided without the
-         * lock (a seqlock read, as {@link java.util.concurrent.locks.StampedLock#tryOptimisticRead}):
-         * read the lock word's version (acquire), scan the keys with plain racy reads, then check
-         * that the version has not moved. Any critical section on the bucket in between (or one in
-         * progress) makes the answer {@code false}, and the caller takes the lock. Plain reads of an
-         * {@code int[]} never tear, a length and the keys it counts come from the same array, and a
-         * chain only ever shifts towards index 0 or is copied whole, so a scan that the version
-         * vouches for saw every key the chain held.
-         */
-        boolean surelyLacks(int b, int key) {
-            int version = (int) LOCK_WORD.getAcquire(lockWords, b);
-            if ((version & LOCKED) != 0) {
-                return false;
-            }
-            int[] w = words[b];
-            for (int i = KEYS + w[LENGTH] - 1; i >= KEYS; i--) {
-                if (w[i] == key) {
-                    return false;
-                }
-            }
-            VarHandle.acquireFence(); // the scan's loads complete before the version is read again
-            return (int) LOCK_WORD.getOpaque(lockWords, b) == version;
-        }
-
-        /** Adds one to a 64-bit counter kept as (low, high) ints in {@code words[b]}. Lock held. */
-        void count(int b, int counter) {
-            int[] w = words[b];
-            if (++w[counter] == 0) {
-                w[counter + 1]++;
-            }
-        }
-
-        /** A 64-bit counter of bucket {@code b}. Lock held. */
-        long counter(int b, int counter) {
-            int[] w = words[b];
-            return ((long) w[counter + 1] << 32) | (w[counter] & 0xFFFF_FFFFL);
-        }
-
-        /** Entries in bucket {@code b}'s chain. Lock held. */
-        int length(int b) {
-            return words[b][LENGTH];
-        }
-
-        /** The entry at chain index {@code index}. Lock held. */
-        Entry entryAt(int b, int index) {
-            return entries[b][index];
-        }
-
-        /** Index of the pair in bucket {@code b}'s chain, newest first, or -1. Lock held. */
-        int indexOf(int b, int key, long value) {
-            int[] w = words[b];
-            Entry[] chain = entries[b];
-            for (int i = w[LENGTH] - 1; i >= 0; i--) {
-                if (w[KEYS + i] == key && chain[i].value == value) {
-                    return i;
-                }
-            }
-            return -1;
-        }
-
-        /** Index of this very entry in bucket {@code b}'s chain, or -1 if it left it. Lock held. */
-        int indexOfEntry(int b, Entry entry) {
-            int[] w = words[b];
-            Entry[] chain = entries[b];
-            for (int i = w[LENGTH] - 1; i >= 0; i--) {
-                if (w[KEYS + i] == entry.key && chain[i] == entry) {
-                    return i;
-                }
-            }
-            return -1;
-        }
-
-        /**
-         * The newest reusable live entry with this key at a chain index below {@code from},
-         * referenced for the caller, or {@code null}. Lock held.
-         */
-        Entry findReusable(int b, int key, int from) {
-            int[] w = words[b];
-            for (int i = from - 1; i >= 0; i--) {
-                if (w[KEYS + i] == key) {
-                    Entry entry = entries[b][i];
-                    if (entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
-                        return entry;
-                    }
-                }
-            }
-            return null;
-        }
-
-        /** Hashes the entry at the head of the chain (kernel {@code hlist_bl_add_head}). Lock held. */
-        void addNewest(int b, Entry entry) {
-            int[] w = words[b];
-            int length = w[LENGTH];
-            if (KEYS + length == w.length) {
-                int capacity = grownCapacity(length);
-                words[b] = w = Arrays.copyOf(w, KEYS + capacity);
-                entries[b] = Arrays.copyOf(entries[b], capacity);
-            }
-            w[KEYS + length] = entry.key;
-            entries[b][length] = entry;
-            w[LENGTH] = length + 1;
-        }
-
-        /** Unhashes the entry at chain index {@code index}, keeping the order of the rest. Lock held. */
-        void removeAt(int b, int index) {
-            int[] w = words[b];
-            Entry[] chain = entries[b];
-            int last = w[LENGTH] - 1;
-            System.arraycopy(w, KEYS + index + 1, w, KEYS + index, last - index);
-            System.arraycopy(chain, index + 1, chain, index, last - index);
-            chain[last] = null;
-            w[LENGTH] = last;
-        }
-
-        /** Whether a create of the pair is in progress in bucket {@code b}. Lock held. */
-        boolean hasRequest(int b, int key, long value) {
-            int count = words[b][REQUESTS];
-            if (count == 0) {
-                return false; // the common case: no need to touch the pairs array at all
-            }
-            long[] pairs = requests[b];
-            for (int i = 2 * count - 2; i >= 0; i -= 2) {
-                if (pairs[i] == key && pairs[i + 1] == value) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        /**
-         * Records a create in progress (kernel: {@code list_add(&req.lnode, &bucket->req_list)}). The
-         * pairs array only grows when more creates than ever before are in flight in this bucket at
-         * once, so in the steady state recording a request allocates nothing. Lock held.
-         */
-        void addRequest(int b, int key, long value) {
-            int[] w = words[b];
-            int count = w[REQUESTS];
-            long[] pairs = requests[b];
-            if (pairs == null || 2 * count == pairs.length) {
-                requests[b] = pairs = pairs == null ? new long[2] : Arrays.copyOf(pairs, 2 * grownCapacity(count));
-            }
-            pairs[2 * count] = key;
-            pairs[2 * count + 1] = value;
-            w[REQUESTS] = count + 1;
-        }
-
-        /** Forgets a create in progress (kernel {@code list_del(&req.lnode)}). Lock held. */
-        void removeRequest(int b, int key, long value) {
-            int[] w = words[b];
-            long[] pairs = requests[b];
-            int last = 2 * (w[REQUESTS] - 1);
-            for (int i = last; i >= 0; i -= 2) {
-                if (pairs[i] == key && pairs[i + 1] == value) {
-                    pairs[i] = pairs[last];
-                    pairs[i + 1] = pairs[last + 1];
-                    w[REQUESTS]--;
-                    return;
-                }
-            }
-            throw new AssertionError("no request for key " + key + ", value " + value);
-        }
-
-        /** Kills and unhashes every entry of bucket {@code b} (part of {@code mb_cache_destroy}). Lock held. */
-        void killAll(int b) {
-            int[] w = words[b];
-            Entry[] chain = entries[b];
-            for (int i = 0; i < w[LENGTH]; i++) {
-                chain[i].kill();
-            }
-            entries[b] = NO_ENTRIES;
-            words[b] = Arrays.copyOf(w, KEYS);
-            words[b][LENGTH] = 0;
-        }
-
-        /** Grows by half, from 4: at 16 entries a bucket the arrays are a fifth empty at most. */
-        private static int grownCapacity(int length) {
-            return Math.max(4, length + (length >> 1));
-        }
-    }
-
-    /**
-     * A counter split into per-thread cells on separate cache lines (the idea of
-     * {@link java.util.concurrent.atomic.LongAdder}, without its shared base word): a thread adds to the
-     * cell its id picks, so threads on different cores never write the same line. Adds are atomic
-     * ({@code getAndAdd}), so two threads that share a cell lose nothing; the sum is exact once the
-     * adders are quiet.
-     */
-    static final class StripedCounter {
-        private static final VarHandle CELL = MethodHandles.arrayElementVarHandle(long[].class);
-        /** Cells 16 longs (128 bytes) apart: apart also for the adjacent-line prefetcher. */
-        private static final int STRIDE = 16;
-        private static final int MAX_STRIPES = 64;
-
-        private final long[] cells;
-        private final int mask;
-
-        StripedCounter() {
-            int cpus = Runtime.getRuntime().availableProcessors();
-            int stripes = 2;
-            while (stripes < 2 * cpus && stripes < MAX_STRIPES) {
-                stripes <<= 1;
-            }
-            cells = new long[stripes * STRIDE];
-            mask = stripes - 1;
-        }
-
-        @SuppressWarnings("deprecation") // Thread.getId: threadId() arrived in Java 19, this targets 17
-        void increment() {
-            CELL.getAndAdd(cells, ((int) Thread.currentThread().getId() & mask) * STRIDE, 1L);
-        }
-
-        long sum() {
-            long sum = 0;
-            for (int i = 0; i < cells.length; i += STRIDE) {
-                sum += (long) CELL.getVolatile(cells, i);
-            }
-            return sum;
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------
-    // Lru: c_list, c_list_lock, fed by a lock-free append buffer
-    // ------------------------------------------------------------------------------------------
-
-    /**
-     * The LRU list of all entries in creation order (kernel {@code c_list}), with its lock
-     * ({@code c_list_lock}) and the lock-free append buffer that keeps creates off that lock.
-     *
-     * <p>The append buffer is a stack of entries linked through {@code lruNext}, newest on top. A
-     * creator sets its entry's link to {@link #LINK_PENDING}, exchanges the entry onto the top, then
-     * stores the previous top into the link with release semantics. The drainer takes the whole
-     * stack with one exchange, waits out any link still pending (a creator between its two steps),
-     * and reverses the stack onto the tail of the list. The list itself is plain fields under
-     * {@link #lock}, linked oldest to newest through {@code lruNext}.
-     */
-    static final class Lru {
-        private static final VarHandle APPEND_TOP;
-        private static final VarHandle DEAD_ENTRIES;
-        /** Placeholder link of an entry pushed but not yet linked to the entry below it. */
-        private static final Entry LINK_PENDING = new Entry(null, 0, 0, false);
-
-        static {
-            try {
-                MethodHandles.Lookup lookup = MethodHandles.lookup();
-                APPEND_TOP = lookup.findVarHandle(Lru.class, "appendTop", Entry.class);
-                DEAD_ENTRIES = lookup.findVarHandle(Lru.class, "deadEntries", long.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        /** Guards the list fields below; held by reclaim passes, purges and close. */
-        final ReentrantLock lock = new ReentrantLock();
-        private Entry head;
-        private Entry tail;
-        /** Entries on the list, dead ones included. */
-        private long length;
-
-        /** Top of the append buffer: the newest entry not yet drained. */
-        private volatile Entry appendTop;
-        /** Entries removed by {@code deleteOrGet} but still linked (list or buffer). */
-        private volatile long deadEntries;
-
-        /** Appends a new entry (kernel: {@code list_add_tail(&entry->e_list, &cache->c_list)}). */
-        void append(Entry entry) {
-            entry.spLruNext(LINK_PENDING);
-            Entry below = (Entry) APPEND_TOP.getAndSet(this, entry);
-            entry.soLruNext(below);
-        }
-
-        /** Moves everything appended so far onto the list's tail, oldest first. Lock held. */
-        void drainAppendBuffer() {
-            if (appendTop == null) {
-                return;
-            }
-            Entry newest = (Entry) APPEND_TOP.getAndSet(this, null);
-            Entry older = null;
-            Entry current = newest;
-            long drained = 0;
-            while (current != null) {
-                Entry below = awaitLink(current);
-                current.spLruNext(older);
-                older = current;
-                current = below;
-                drained++;
-            }
-            // 'older' is now the oldest drained entry, linked oldest to newest up to 'newest'.
-            if (tail == null) {
-                head = older;
-            } else {
-                tail.spLruNext(older);
-            }
-            tail = newest;
-            length += drained;
-        }
-
-        /** The entry below {@code entry} in the buffer, once its creator has linked it. */
-        private static Entry awaitLink(Entry entry) {
-            Entry below;
-            int spins = 0;
-            while ((below = entry.laLruNext()) == LINK_PENDING) {
-                // The creator is between its exchange and its link store: a few instructions,
-                // unless it was descheduled there, which yielding lets it finish.
-                if (++spins % 64 == 0) {
-                    Thread.yield();
-                } else {
-                    Thread.onSpinWait();
-                }
-            }
-            return below;
-        }
-
-        /** Unlinks and returns the oldest entry, or {@code null}. Lock held. */
-        Entry pollOldest() {
-            Entry oldest = head;
-            if (oldest != null) {
-                head = oldest.lpLruNext();
-                if (head == null) {
-                    tail = null;
-                }
-                oldest.spLruNext(null);
-                length--;
-            }
-            return oldest;
-        }
-
-        /** Links an entry at the tail (kernel {@code list_move_tail}, after the poll). Lock held. */
-        void addNewest(Entry entry) {
-            entry.spLruNext(null);
-            if (tail == null) {
-                head = entry;
-            } else {
-                tail.spLruNext(entry);
-            }
-            tail = entry;
-            length++;
-        }
-
-        long length() {
-            return length;
-        }
-
-        /** Counts one more dead entry left linked; returns how many there are now. */
-        long addDeadEntry() {
-            return (long) DEAD_ENTRIES.getAndAdd(this, 1L) + 1;
-        }
-
-        void forgetDeadEntries(long count) {
-            if (count != 0) {
-                DEAD_ENTRIES.getAndAdd(this, -count);
-            }
-        }
-
-        /** Unlinks every dead entry (count 0) from the list. Lock held. Returns how many. */
-        long purgeDead() {
-            drainAppendBuffer();
-            long purged = 0;
-            Entry previous = null;
-            Entry current = head;
-            while (current != null) {
-                Entry next = current.lpLruNext();
-                if (Entry.count(current.lvState()) == 0) {
-                    if (previous == null) {
-                        head = next;
-                    } else {
-                        previous.spLruNext(next);
-                    }
-                    if (current == tail) {
-                        tail = previous;
-                    }
-                    current.spLruNext(null);
-                    purged++;
-                } else {
-                    previous = current;
-                }
-                current = next;
-            }
-            length -= purged;
-            forgetDeadEntries(purged);
-            return purged;
-        }
-
-        /** Drops everything (part of {@code mb_cache_destroy}). Lock held. */
-        void clear() {
-            APPEND_TOP.getAndSet(this, null);
-            head = null;
-            tail = null;
-            length = 0;
-            DEAD_ENTRIES.setVolatile(this, 0L);
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------
     // The cache: struct mb_cache
     // ------------------------------------------------------------------------------------------
 
-    private static final VarHandle ENTRY_COUNT;
-    private static final VarHandle RECLAIM_PENDING;
+    private static final VarHandle RECLAIM_PENDING_SINCE;
     private static final VarHandle CLOSED;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            ENTRY_COUNT = lookup.findVarHandle(EntryCount.class, "value", long.class);
-            RECLAIM_PENDING = lookup.findVarHandle(MbCache.class, "reclaimPending", boolean.class);
+            RECLAIM_PENDING_SINCE = lookup.findVarHandle(MbCache.class, "reclaimPendingSince", long.class);
             CLOSED = lookup.findVarHandle(MbCache.class, "closed", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    /**
-     * The entry count (kernel {@code c_entry_count}), alone on its cache lines: it changes on every
-     * create and removal, and must not drag the read-mostly cache fields along.
-     */
-    static final class EntryCount {
-        long p01, p02, p03, p04, p05, p06, p07;
-        volatile long value;
-        long p11, p12, p13, p14, p15, p16, p17;
-    }
-
     private final Buckets buckets;
     private final int bucketBits;
     private final long maxEntries;
-    private final CreateStrategy createStrategy;
+    /** {@code 2 * maxEntries}, saturated: where creates start reclaiming synchronously. */
+    private final long synchronousReclaimThreshold;
     private final int chainCap;
+    private final CreateStrategy createStrategy;
     private final Executor executor;
-    private final Lru lru = new Lru();
-    private final EntryCount entryCount = new EntryCount();
-    /** Misses {@link Buckets#surelyLacks} found without the bucket lock, so without its counters. */
-    private final StripedCounter unlockedMisses = new StripedCounter();
+    private final Lru lru;
+    /** The entry count (kernel {@code c_entry_count}), striped; see the implementation notes. */
+    private final StripedCounter entryCount;
     /**
      * Where {@code waitUnused} sleeps (kernel {@code wait_var_event} on {@code e_refcnt}). Waits are
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
@@ -873,8 +393,18 @@ public final class MbCache implements DedupCache {
     private final MemoryPressureRegistry.Registration pressureRegistration;
     private final Runnable backgroundReclaim = this::backgroundReclaim;
 
-    /** One background pass scheduled and not yet finished (kernel: {@code c_shrink_work} queued). */
-    private volatile boolean reclaimPending;
+    private final LongAdder creates = new LongAdder();
+    private final LongAdder duplicatesRefused = new LongAdder();
+    private final LongAdder lookupHits = new LongAdder();
+    private final LongAdder lookupMisses = new LongAdder();
+    private final LongAdder deletes = new LongAdder();
+    private final LongAdder chainCapReclaims = new LongAdder();
+
+    /**
+     * When the pending background pass was handed to the executor ({@link System#nanoTime()}, never
+     * 0), or 0 if none is pending (kernel: {@code c_shrink_work} queued). At most one is pending.
+     */
+    private volatile long reclaimPendingSince;
     private volatile boolean closed;
 
     // Reclaim statistics: reclaim is not a hot path, and these are written under the LRU lock.
@@ -886,11 +416,25 @@ public final class MbCache implements DedupCache {
     private MbCache(Builder builder) {
         this.bucketBits = builder.bucketBits;
         this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries : (1L << bucketBits) << 4;
+        this.synchronousReclaimThreshold = maxEntries > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * maxEntries;
+        this.chainCap = builder.chainCap > 0 ? builder.chainCap : defaultChainCap(maxEntries, bucketBits);
         this.createStrategy = builder.createStrategy;
-        this.chainCap = builder.chainCap > 0 ? builder.chainCap : 64;
         this.executor = builder.executor != null ? builder.executor : ReclaimThread.EXECUTOR;
-        this.buckets = new Buckets(1 << bucketBits);
+        long batch = countBatch(maxEntries);
+        this.entryCount = new StripedCounter(batch);
+        this.lru = new Lru(batch);
+        this.buckets = new Buckets(bucketBits, builder.hashSeed);
         this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
+    }
+
+    /**
+     * How many creates of one thread the entry-count estimate may trail: a power of two, at most 64,
+     * small enough that all stripes together trail by at most 1/8 of {@code maxEntries} (1 for small
+     * caches, where the estimate is then exact).
+     */
+    private static long countBatch(long maxEntries) {
+        long perStripe = maxEntries / (8L * StripedCounter.stripeCount());
+        return Math.max(1, Long.highestOneBit(Math.min(64, Math.max(1, perStripe))));
     }
 
     /**
@@ -898,13 +442,20 @@ public final class MbCache implements DedupCache {
      * {@link CreateStrategy#REQUEST_LIST}, background reclaim on the shared daemon thread (kernel
      * {@code mb_cache_create}).
      *
+     * @param bucketBits log2 of the number of buckets, in {@code [0, 30]}
+     * @return a new, empty cache
      * @throws IllegalArgumentException if {@code bucketBits} is outside {@code [0, 30]}
      */
     public static MbCache create(int bucketBits) {
         return builder().bucketBits(bucketBits).build();
     }
 
-    /** A builder with the defaults: 2^10 buckets, 16 entries per bucket, {@code REQUEST_LIST}. */
+    /**
+     * A builder with the defaults: 2^10 buckets, 16 entries per bucket, {@code REQUEST_LIST}, a
+     * random hash seed, the default chain cap.
+     *
+     * @return a new builder
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -921,38 +472,10 @@ public final class MbCache implements DedupCache {
         private Builder() {}
 
         /**
-         * Fixes the secret seed of the keyed bucket index, for reproducible tests and benchmarks.
-         * By default every cache draws its own seed from {@link java.security.SecureRandom}, so that
-         * nobody who chooses keys can aim them at one bucket. Never fix it in production.
-         *
-         * @param hashSeed any value; the same seed always gives the same bucket for a key
-         * @return this builder
-         */
-        public Builder hashSeed(long hashSeed) {
-            this.hashSeed = hashSeed;
-            return this;
-        }
-
-        /**
-         * The most entries nobody holds that one bucket chain keeps: a create that would make a chain
-         * longer first reclaims that chain's oldest unheld entries. Default: from the load at twice
-         * {@code maxEntries}, far above any chain honest keys make (see {@link MbCache#chainCap()}).
-         *
-         * @param chainCap the cap, at least 1
-         * @return this builder
-         * @throws IllegalArgumentException if {@code chainCap < 1}
-         */
-        public Builder chainCap(int chainCap) {
-            if (chainCap < 1) {
-                throw new IllegalArgumentException("chainCap must be at least 1, was " + chainCap);
-            }
-            this.chainCap = chainCap;
-            return this;
-        }
-
-        /**
          * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4.
          *
+         * @param bucketBits in {@code [0, 30]}
+         * @return this builder
          * @throws IllegalArgumentException if outside {@code [0, 30]}
          */
         public Builder bucketBits(int bucketBits) {
@@ -968,6 +491,8 @@ public final class MbCache implements DedupCache {
          * The size at which creates start background reclaim (kernel {@code c_max_entries}); at twice
          * this they also reclaim synchronously. Default {@code bucketCount << 4}.
          *
+         * @param maxEntries positive
+         * @return this builder
          * @throws IllegalArgumentException if not positive
          */
         public Builder maxEntries(long maxEntries) {
@@ -980,8 +505,12 @@ public final class MbCache implements DedupCache {
 
         /**
          * Where background reclaim passes run. Default: one shared daemon thread,
-         * {@code mbcache-reclaim}, for all caches that do not name their own.
+         * {@code mbcache-reclaim}, for all caches that do not name their own. If the executor throws,
+         * the pass runs on the creating thread instead; if it accepts a pass and never runs it, the
+         * pass is handed to it again once creates reach {@code 2 * maxEntries}.
          *
+         * @param executor the executor
+         * @return this builder
          * @throws NullPointerException if {@code executor} is null
          */
         public Builder executor(Executor executor) {
@@ -992,6 +521,8 @@ public final class MbCache implements DedupCache {
         /**
          * How creates refuse duplicates; default {@link CreateStrategy#REQUEST_LIST}.
          *
+         * @param createStrategy the strategy
+         * @return this builder
          * @throws NullPointerException if {@code createStrategy} is null
          */
         public Builder createStrategy(CreateStrategy createStrategy) {
@@ -999,33 +530,85 @@ public final class MbCache implements DedupCache {
             return this;
         }
 
-        /** A new, empty cache, registered for memory-pressure reclaim until it is closed. */
+        /**
+         * Fixes the secret seed of the keyed bucket index, for reproducible tests and benchmarks.
+         * By default every cache draws its own seed from {@link java.security.SecureRandom}, so that
+         * nobody who chooses keys can aim them at one bucket. Do not fix it where keys come from
+         * untrusted content.
+         *
+         * @param hashSeed any value; the same seed always gives the same bucket for a key
+         * @return this builder
+         */
+        public Builder hashSeed(long hashSeed) {
+            this.hashSeed = hashSeed;
+            return this;
+        }
+
+        /**
+         * The most entries a bucket chain keeps while nobody holds them: a create that would make a
+         * chain longer first reclaims that chain's oldest unheld entries (a referenced one gets a
+         * second chance). Held entries are never removed, so a chain exceeds the cap only by held
+         * entries. Default: twice the mean chain length at {@code 2 * maxEntries}, plus 16, at least
+         * 32, which honest keys do not reach (see {@link MbCache#chainCap()}).
+         *
+         * @param chainCap the cap, at least 1
+         * @return this builder
+         * @throws IllegalArgumentException if {@code chainCap < 1}
+         */
+        public Builder chainCap(int chainCap) {
+            if (chainCap < 1) {
+                throw new IllegalArgumentException("chainCap must be at least 1, was " + chainCap);
+            }
+            this.chainCap = chainCap;
+            return this;
+        }
+
+        /**
+         * A new, empty cache, registered for memory-pressure reclaim until it is closed.
+         *
+         * @return the cache
+         */
         public MbCache build() {
             return new MbCache(this);
         }
     }
 
-    /** The bucket of a key (kernel {@code mb_cache_entry_bucket}). */
-    private int bucketOf(int key) {
-        return hash32(key, bucketBits);
-    }
-
-    /** log2 of the number of buckets. */
+    /**
+     * log2 of the number of buckets.
+     *
+     * @return the {@code bucketBits} this cache was built with
+     */
     public int bucketBits() {
         return bucketBits;
     }
 
-    /** The size at which creates start reclaiming. */
+    /**
+     * The size at which creates start reclaiming.
+     *
+     * @return {@code maxEntries}, as given or defaulted
+     */
     public long maxEntries() {
         return maxEntries;
     }
 
-    /** The longest a bucket chain may grow with entries nobody holds. */
+    /**
+     * The longest a bucket chain grows with entries nobody holds. The default is twice the mean
+     * chain length at {@code 2 * maxEntries}, plus 16, at least 32: with the keyed index, chain
+     * lengths are Poisson-distributed, and honest keys reach that length with odds below 1e-10 per
+     * bucket. Entries reclaimed to keep a chain under it are counted in
+     * {@link CacheStats#chainCapReclaims()}.
+     *
+     * @return the chain cap, as given or defaulted
+     */
     public int chainCap() {
         return chainCap;
     }
 
-    /** How this cache refuses duplicates. */
+    /**
+     * How this cache refuses duplicates.
+     *
+     * @return the strategy
+     */
     public CreateStrategy createStrategy() {
         return createStrategy;
     }
@@ -1035,34 +618,47 @@ public final class MbCache implements DedupCache {
      *
      * <p>Kernel {@code mb_cache_entry_create}, with the request list of the 2019 patch when the
      * strategy is {@link CreateStrategy#REQUEST_LIST}: then a refused duplicate allocates nothing,
-     * and an accepted create allocates the entry alone.
+     * and an accepted create allocates the entry alone. A create that finds its chain at the
+     * {@linkplain #chainCap() cap} first reclaims the chain's oldest unheld entry.
      */
     @Override
     public boolean create(int key, long value, boolean reusable) {
         ensureOpen();
         reclaimIfLarge();
-        int bucket = bucketOf(key);
+        int bucket = buckets.bucketOf(key);
         Entry entry = createStrategy == CreateStrategy.REQUEST_LIST
                 ? hashWithRequest(bucket, key, value, reusable)
                 : hashAllocatedFirst(bucket, key, value, reusable);
         if (entry == null) {
+            duplicatesRefused.increment();
             return false;
         }
         // Only now may anyone free it: listed and counted first (kernel fix 5fc4cbd9fde5).
         lru.append(entry);
-        ENTRY_COUNT.getAndAdd(entryCount, 1L);
-        releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
+        entryCount.add(1);
+        creates.increment();
+        try {
+            releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
+        } catch (IllegalStateException killed) {
+            ensureOpen(); // close() killed the new entry: say so, not "released too often"
+            throw killed;
+        }
         return true;
     }
 
     /** The reclaim triggers at the top of kernel {@code mb_cache_entry_create}. */
     private void reclaimIfLarge() {
-        long count = lvEntryCount();
-        if (count >= maxEntries) {
+        long estimate = entryCount.estimate();
+        if (estimate < maxEntries - entryCount.slack()) {
+            return; // the common case below the bound: one read of a line written once per batch
+        }
+        if (estimate >= maxEntries) {
             scheduleBackgroundReclaim();
-            if (count >= 2 * maxEntries) {
-                reclaim(SYNC_SHRINK_BATCH, ReclaimKind.SYNCHRONOUS);
-            }
+        }
+        if (estimate >= synchronousReclaimThreshold - entryCount.slack()
+                && entryCount.sum() >= synchronousReclaimThreshold) {
+            resubmitStaleBackgroundReclaim();
+            reclaim(SYNC_SHRINK_BATCH, ReclaimKind.SYNCHRONOUS);
         }
     }
 
@@ -1071,7 +667,6 @@ public final class MbCache implements DedupCache {
         buckets.lock(bucket);
         try {
             if (buckets.hasRequest(bucket, key, value) || buckets.indexOf(bucket, key, value) >= 0) {
-                buckets.count(bucket, Buckets.DUPLICATES_REFUSED);
                 return null;
             }
             buckets.addRequest(bucket, key, value);
@@ -1082,65 +677,94 @@ public final class MbCache implements DedupCache {
         try {
             entry = new Entry(this, key, value, reusable);
         } catch (Throwable allocationFailure) { // OutOfMemoryError: withdraw the request (kernel -ENOMEM)
-            buckets.lock(bucket);
-            try {
-                buckets.removeRequest(bucket, key, value);
-            } finally {
-                buckets.unlock(bucket);
-            }
+            buckets.withdrawRequest(bucket, key, value);
             throw allocationFailure;
         }
         // One critical section swaps the request for the entry: no twin can slip in between.
+        int capReclaimed;
         buckets.lock(bucket);
         try {
-            buckets.removeRequest(bucket, key, value);
-            buckets.addNewest(bucket, entry);
-            buckets.count(bucket, Buckets.CREATES);
+            boolean requested = buckets.removeRequest(bucket, key, value);
+            if (!requested || closed) {
+                return closedWhileCreating(); // close() dropped the request with the chain, or will
+            }
+            capReclaimed = hashNewest(bucket, entry);
         } finally {
             buckets.unlock(bucket);
         }
+        countChainCapReclaims(bucket, capReclaimed);
         return entry;
     }
 
     /** Mainline create: allocate, then one critical section checks and hashes; the entry or null. */
     private Entry hashAllocatedFirst(int bucket, int key, long value, boolean reusable) {
         Entry entry = new Entry(this, key, value, reusable);
+        int capReclaimed;
         buckets.lock(bucket);
         try {
             if (buckets.indexOf(bucket, key, value) >= 0) {
-                buckets.count(bucket, Buckets.DUPLICATES_REFUSED);
                 return null;
             }
-            buckets.addNewest(bucket, entry);
-            buckets.count(bucket, Buckets.CREATES);
+            if (closed) {
+                return closedWhileCreating();
+            }
+            capReclaimed = hashNewest(bucket, entry);
         } finally {
             buckets.unlock(bucket);
         }
+        countChainCapReclaims(bucket, capReclaimed);
         return entry;
+    }
+
+    /**
+     * Hashes a new entry at the head of its chain, first reclaiming for the chain cap. Bucket bit
+     * held. Allocates (a grown chain) before it changes anything.
+     *
+     * @return the entries the chain cap reclaimed
+     */
+    private int hashNewest(int bucket, Entry entry) {
+        buckets.ensureRoom(bucket);
+        int capReclaimed = buckets.length(bucket) >= chainCap ? buckets.reclaimForRoom(bucket, chainCap) : 0;
+        buckets.addNewest(bucket, entry);
+        return capReclaimed;
+    }
+
+    /** The contract's answer to a create that {@code close()} overtook. */
+    private Entry closedWhileCreating() {
+        throw new IllegalStateException("cache is closed");
+    }
+
+    /**
+     * Accounts for entries the chain cap claimed: off the entry count, counted dead on the LRU list
+     * (they are unlinked lazily, as {@code deleteOrGet}'s are), and counted for {@link CacheStats}.
+     * After the bucket bit is dropped: the counters may allocate their cells.
+     */
+    private void countChainCapReclaims(int bucket, int reclaimed) {
+        if (reclaimed != 0) {
+            entryCount.add(-reclaimed);
+            chainCapReclaims.add(reclaimed);
+            leaveDeadOnLru(reclaimed);
+        }
     }
 
     /**
      * {@inheritDoc}
      *
-     * <p>Kernel {@code mb_cache_entry_find_first}. A key the bucket surely lacks is answered without
-     * the bucket lock ({@link Buckets#surelyLacks}): a miss then writes no shared cache line.
+     * <p>Kernel {@code mb_cache_entry_find_first}, without the bucket bit in the common case (an
+     * optimistic, validated read of the chain; see {@link Buckets}).
      */
     @Override
     public CacheEntry findFirst(int key) {
         ensureOpen();
-        int bucket = bucketOf(key);
-        if (buckets.surelyLacks(bucket, key)) {
-            unlockedMisses.increment();
-            return null;
-        }
-        return find(bucket, key, null);
+        return find(buckets.bucketOf(key), key, null);
     }
 
     /**
      * {@inheritDoc}
      *
      * <p>Kernel {@code mb_cache_entry_find_next}: the walk continues below {@code entry} in its chain,
-     * and only then is {@code entry} released, so it cannot be reclaimed from under the walk.
+     * and only then is {@code entry} released, so it cannot be reclaimed from under the walk. The
+     * caller's reference to {@code entry} is released whatever happens, the lookup throwing included.
      */
     @Override
     public CacheEntry findNext(CacheEntry entry) {
@@ -1149,69 +773,82 @@ public final class MbCache implements DedupCache {
         if (Entry.count(previous.lvState()) <= 1) {
             throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
         }
-        Entry next = find(bucketOf(previous.key), previous.key, previous);
+        Entry next;
+        try {
+            next = find(buckets.bucketOf(previous.key), previous.key, previous);
+        } catch (Throwable lookupFailure) {
+            try {
+                releaseReference(previous);
+            } catch (Throwable releaseFailure) {
+                lookupFailure.addSuppressed(releaseFailure);
+            }
+            throw lookupFailure;
+        }
         try {
             releaseReference(previous);
-        } catch (IllegalStateException overRelease) {
+        } catch (Throwable releaseFailure) {
             // The caller's reference was not there after all (released concurrently): undo our find.
             if (next != null) {
                 releaseReference(next);
             }
-            throw overRelease;
+            throw releaseFailure;
         }
         return next;
     }
 
     /**
      * The walk of kernel {@code __entry_find}: the newest reusable live entry with {@code key},
-     * below {@code after} in the chain if {@code after} is still there, else from the chain head.
+     * below {@code after} in the chain if {@code after} is still there, else from the chain head;
+     * optimistic first, under the bucket bit if a writer was in the bucket.
      */
     private Entry find(int bucket, int key, Entry after) {
-        buckets.lock(bucket);
-        try {
-            int from = buckets.length(bucket);
-            if (after != null) {
-                int at = buckets.indexOfEntry(bucket, after);
-                if (at >= 0) {
-                    from = at;
+        Entry found = buckets.tryFindReusable(bucket, key, after);
+        if (found == Buckets.RETRY_LOCKED) {
+            buckets.lock(bucket);
+            try {
+                int from = buckets.length(bucket);
+                if (after != null) {
+                    int at = buckets.indexOfEntry(bucket, after);
+                    if (at >= 0) {
+                        from = at;
+                    }
                 }
+                found = buckets.findReusable(bucket, key, from);
+            } finally {
+                buckets.unlock(bucket);
             }
-            Entry found = buckets.findReusable(bucket, key, from);
-            buckets.count(bucket, found != null ? Buckets.LOOKUP_HITS : Buckets.LOOKUP_MISSES);
-            return found;
-        } finally {
-            buckets.unlock(bucket);
         }
+        return countLookup(found);
+    }
+
+    private Entry countLookup(Entry found) {
+        (found != null ? lookupHits : lookupMisses).increment();
+        return found;
     }
 
     /**
      * {@inheritDoc}
      *
-     * <p>Kernel {@code mb_cache_entry_get}, with the same lock-free miss as {@link #findFirst}.
+     * <p>Kernel {@code mb_cache_entry_get}, optimistic first as {@link #findFirst}.
      */
     @Override
     public CacheEntry get(int key, long value) {
         ensureOpen();
-        int bucket = bucketOf(key);
-        if (buckets.surelyLacks(bucket, key)) {
-            unlockedMisses.increment();
-            return null;
-        }
-        buckets.lock(bucket);
-        try {
-            int index = buckets.indexOf(bucket, key, value);
-            if (index >= 0) {
-                Entry entry = buckets.entryAt(bucket, index);
-                if (entry.tryAcquire()) {
-                    buckets.count(bucket, Buckets.LOOKUP_HITS);
-                    return entry;
+        int bucket = buckets.bucketOf(key);
+        Entry found = buckets.tryGet(bucket, key, value);
+        if (found == Buckets.RETRY_LOCKED) {
+            found = null;
+            buckets.lock(bucket);
+            try {
+                int index = buckets.indexOf(bucket, key, value);
+                if (index >= 0 && buckets.entryAt(bucket, index).tryAcquire()) {
+                    found = buckets.entryAt(bucket, index);
                 }
+            } finally {
+                buckets.unlock(bucket);
             }
-            buckets.count(bucket, Buckets.LOOKUP_MISSES);
-            return null;
-        } finally {
-            buckets.unlock(bucket);
         }
+        return countLookup(found);
     }
 
     /**
@@ -1225,7 +862,7 @@ public final class MbCache implements DedupCache {
     @Override
     public CacheEntry deleteOrGet(int key, long value) {
         ensureOpen();
-        int bucket = bucketOf(key);
+        int bucket = buckets.bucketOf(key);
         buckets.lock(bucket);
         try {
             int index = buckets.indexOf(bucket, key, value);
@@ -1240,24 +877,23 @@ public final class MbCache implements DedupCache {
                 return entry; // somebody else holds it: hand it over, referenced
             }
             buckets.removeAt(bucket, index);
-            buckets.count(bucket, Buckets.DELETES);
         } finally {
             buckets.unlock(bucket);
         }
-        ENTRY_COUNT.getAndAdd(entryCount, -1L);
-        if (lru.addDeadEntry() > Math.max(SYNC_SHRINK_BATCH, lvEntryCount())) {
-            purgeDeadEntries();
-        }
+        entryCount.add(-1);
+        deletes.increment();
+        leaveDeadOnLru(1);
         return null;
     }
 
     /**
-     * Unlinks the entries {@code deleteOrGet} left on the LRU list, once they outnumber the live ones,
-     * so churn without reclaim cannot grow the list without bound. Skipped if a pass holds the list:
-     * the next delete tries again.
+     * Counts entries that left their chain outside a reclaim pass and stay linked on the LRU list,
+     * and unlinks them all once they outnumber the live ones, so that churn without reclaim cannot
+     * grow the list without bound. Skipped if a pass holds the list: the next removal tries again.
      */
-    private void purgeDeadEntries() {
-        if (lru.lock.tryLock()) {
+    private void leaveDeadOnLru(long count) {
+        lru.addDeadEntries(count);
+        if (lru.deadEntriesEstimate() > Math.max(SYNC_SHRINK_BATCH, entryCount.estimate()) && lru.lock.tryLock()) {
             try {
                 lru.purgeDead();
             } finally {
@@ -1294,7 +930,8 @@ public final class MbCache implements DedupCache {
     /**
      * Sleeps until the entry's count is at most 2, or the cache closes (then an
      * {@link IllegalStateException}); {@code false} if {@code nanos} ran out first
-     * ({@code Long.MAX_VALUE}: no limit).
+     * ({@code Long.MAX_VALUE}: no limit). An interrupted thread gets {@link InterruptedException}
+     * at once, even if the entry is already unused.
      *
      * <p>No lost wake-up: the condition, evaluated after the queue has counted this waiter, sets the
      * entry's {@link Entry#WAITERS} bit in the same CAS loop that re-reads the count. A release whose
@@ -1338,7 +975,7 @@ public final class MbCache implements DedupCache {
      * {@link Entry#WAITERS} bit, read from the same CAS that dropped the count, keeps the wait queues
      * off the common path: a release nobody waits for touches nothing but the entry.
      */
-    private void releaseReference(Entry entry) {
+    void releaseReference(Entry entry) {
         int state = entry.releaseReference();
         if ((state & Entry.WAITERS) != 0 && Entry.count(state) <= 2) {
             entry.setFlag(Entry.WAITERS, false);
@@ -1349,16 +986,13 @@ public final class MbCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Kernel {@code mb_cache_count} (the shrinker's {@code count_objects}).
+     * <p>Kernel {@code mb_cache_count} (the shrinker's {@code count_objects}): the sum of the striped
+     * entry count.
      */
     @Override
     public long size() {
         ensureOpen();
-        return lvEntryCount();
-    }
-
-    private long lvEntryCount() {
-        return (long) ENTRY_COUNT.getVolatile(entryCount);
+        return Math.max(0, entryCount.sum());
     }
 
     /**
@@ -1375,15 +1009,20 @@ public final class MbCache implements DedupCache {
         return reclaim(nrToScan, ReclaimKind.REQUESTED);
     }
 
-    /** What started a reclaim pass, for {@link CacheStats}. */
-    enum ReclaimKind { BACKGROUND, SYNCHRONOUS, REQUESTED }
+    /** What started a reclaim pass, for {@link CacheStats} (memory pressure counts as requested). */
+    enum ReclaimKind { BACKGROUND, SYNCHRONOUS, REQUESTED, MEMORY_PRESSURE }
 
     /**
      * One reclaim pass over up to {@code nrToScan} entries from the LRU head (kernel
      * {@code mb_cache_shrink}). A referenced or held entry loses its referenced flag and moves to the
-     * tail; any other is claimed (count 1 to 0) and unhashed. Entries {@code deleteOrGet} already
-     * removed are dropped without counting. Unlike the kernel, the pass stops once a whole turn of the
-     * list freed nothing and cleared no flag, so it ends even when every entry is held.
+     * tail; any other is claimed (count 1 to 0) and unhashed. Entries already removed (by
+     * {@code deleteOrGet} or the chain cap) are dropped without counting.
+     *
+     * <p>Two bounds the kernel does not have: the pass stops once a whole turn of the list freed
+     * nothing and cleared no flag, so it ends even when every entry is held; and it looks at no more
+     * than twice the entries on the list when it started (one turn to clear flags, one to free), so
+     * threads that keep touching entries or keep creating cannot keep it, and the list lock that
+     * {@code close()} needs, forever.
      *
      * @return the number of entries freed
      */
@@ -1395,11 +1034,10 @@ public final class MbCache implements DedupCache {
             long deadDropped = 0;
             long fruitless = 0; // entries moved in a row without freeing one or clearing a flag
             // Drained once: the pass acts on the list as it stood when it started, and the creates
-            // it overlaps stay in the buffer, behind the entries it moves to the tail. Reading the
-            // buffer's top for every entry would pull that line, which every create writes, away
-            // from the creating cores once per entry scanned.
-            lru.drainAppendBuffer();
-            while (nrToScan > 0 && fruitless < lru.length()) {
+            // it overlaps stay on the stacks, behind the entries it moves to the tail.
+            lru.drainAppendStacks();
+            long budget = Math.min(nrToScan, 2 * lru.length());
+            while (budget > 0 && fruitless < lru.length()) {
                 Entry entry = lru.pollOldest();
                 if (entry == null) {
                     break;
@@ -1409,7 +1047,7 @@ public final class MbCache implements DedupCache {
                     deadDropped++;
                     continue;
                 }
-                nrToScan--;
+                budget--;
                 if ((state & Entry.REFERENCED) == 0 && Entry.count(state) == 1 && claimForReclaim(entry)) {
                     freed++;
                     fruitless = 0;
@@ -1425,7 +1063,7 @@ public final class MbCache implements DedupCache {
             }
             lru.forgetDeadEntries(deadDropped);
             entriesReclaimed += freed;
-            ENTRY_COUNT.getAndAdd(entryCount, -freed);
+            entryCount.add(-freed);
             return freed;
         } finally {
             lru.lock.unlock();
@@ -1434,7 +1072,7 @@ public final class MbCache implements DedupCache {
 
     /** Claims an unused entry (count 1 to 0) and unhashes it, under its bucket bit. LRU lock held. */
     private boolean claimForReclaim(Entry entry) {
-        int bucket = bucketOf(entry.key);
+        int bucket = buckets.bucketOf(entry.key);
         buckets.lock(bucket);
         try {
             if (!entry.tryClaim(1)) {
@@ -1451,19 +1089,47 @@ public final class MbCache implements DedupCache {
         switch (kind) {
             case BACKGROUND -> backgroundReclaimPasses++;
             case SYNCHRONOUS -> synchronousReclaimPasses++;
-            case REQUESTED -> requestedReclaimPasses++;
+            case REQUESTED, MEMORY_PRESSURE -> requestedReclaimPasses++;
         }
     }
 
     /** Schedules one background pass unless one is pending (kernel: {@code queue_work(c_shrink_work)}). */
     private void scheduleBackgroundReclaim() {
-        if (!reclaimPending && RECLAIM_PENDING.compareAndSet(this, false, true)) {
-            try {
-                executor.execute(backgroundReclaim);
-            } catch (RejectedExecutionException rejected) {
-                // The executor is shut down or full: creates fall back on the synchronous pass at 2x.
-                reclaimPending = false;
-            }
+        if (reclaimPendingSince == 0 && RECLAIM_PENDING_SINCE.compareAndSet(this, 0L, pendingStamp())) {
+            submitBackgroundReclaim();
+        }
+    }
+
+    /**
+     * The synchronous threshold was reached: if the pending background pass was handed over long
+     * ago, the executor dropped it (or is hopelessly behind); hand it a new one. A late original
+     * then only runs one pass more.
+     */
+    private void resubmitStaleBackgroundReclaim() {
+        long since = reclaimPendingSince;
+        if (since != 0 && System.nanoTime() - since > STALE_BACKGROUND_PASS_NANOS
+                && RECLAIM_PENDING_SINCE.compareAndSet(this, since, pendingStamp())) {
+            submitBackgroundReclaim();
+        }
+    }
+
+    private static long pendingStamp() {
+        long now = System.nanoTime();
+        return now == 0 ? 1 : now;
+    }
+
+    /**
+     * Hands the background pass to the executor. If {@code execute} throws anything (rejected, shut
+     * down, or broken), the failure is logged and the pass runs here, on the creating thread, as
+     * Caffeine does with its maintenance: background reclaim is never switched off by a failure.
+     */
+    private void submitBackgroundReclaim() {
+        try {
+            executor.execute(backgroundReclaim);
+        } catch (Throwable failure) {
+            LOGGER.log(System.Logger.Level.WARNING,
+                    "mbcache: the reclaim executor failed; running the pass on the calling thread", failure);
+            backgroundReclaim();
         }
     }
 
@@ -1474,7 +1140,7 @@ public final class MbCache implements DedupCache {
                 reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimKind.BACKGROUND);
             }
         } finally {
-            reclaimPending = false;
+            reclaimPendingSince = 0;
         }
     }
 
@@ -1486,42 +1152,27 @@ public final class MbCache implements DedupCache {
         if (closed) {
             return;
         }
-        long count = lvEntryCount();
+        long count = entryCount.sum();
         if (count > 0) {
-            reclaim(Math.max(1, count / 2), ReclaimKind.REQUESTED);
+            reclaim(Math.max(1, count / 2), ReclaimKind.MEMORY_PRESSURE);
         }
     }
 
     /**
      * {@inheritDoc}
      *
-     * <p>Sums the per-bucket counters, each bucket read under its bit.
+     * <p>Sums the striped counters; the reclaim counters are read under the LRU lock.
      */
     @Override
     public CacheStats stats() {
         ensureOpen();
-        long creates = 0;
-        long duplicatesRefused = 0;
-        long lookupHits = 0;
-        long lookupMisses = unlockedMisses.sum();
-        long deletes = 0;
-        for (int bucket = 0; bucket < buckets.count(); bucket++) {
-            buckets.lock(bucket);
-            try {
-                creates += buckets.counter(bucket, Buckets.CREATES);
-                duplicatesRefused += buckets.counter(bucket, Buckets.DUPLICATES_REFUSED);
-                lookupHits += buckets.counter(bucket, Buckets.LOOKUP_HITS);
-                lookupMisses += buckets.counter(bucket, Buckets.LOOKUP_MISSES);
-                deletes += buckets.counter(bucket, Buckets.DELETES);
-            } finally {
-                buckets.unlock(bucket);
-            }
-        }
+        long hits = lookupHits.sum();
+        long misses = lookupMisses.sum();
         lru.lock.lock();
         try {
-            return new CacheStats(creates, duplicatesRefused, lookupHits, lookupMisses, deletes,
+            return new CacheStats(creates.sum(), duplicatesRefused.sum(), hits, misses, deletes.sum(),
                     entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
-                    requestedReclaimPasses, 0L);
+                    requestedReclaimPasses, chainCapReclaims.sum());
         } finally {
             lru.lock.unlock();
         }
@@ -1550,7 +1201,7 @@ public final class MbCache implements DedupCache {
                 }
             }
             lru.clear();
-            ENTRY_COUNT.setVolatile(entryCount, 0L);
+            entryCount.reset();
         } finally {
             lru.lock.unlock();
         }
@@ -1558,17 +1209,33 @@ public final class MbCache implements DedupCache {
     }
 
     /**
-     * Entries linked on the LRU list and its append buffer, including removed ones not yet purged:
+     * Entries linked on the LRU list and its append stacks, including removed ones not yet purged:
      * what the list costs in memory. Package-private, for tests of the lazy unlinking.
      */
     long linkedEntries() {
         lru.lock.lock();
         try {
-            lru.drainAppendBuffer();
+            lru.drainAppendStacks();
             return lru.length();
         } finally {
             lru.lock.unlock();
         }
+    }
+
+    /** The length of {@code key}'s bucket chain, live entries only. Package-private, for tests. */
+    int chainLength(int key) {
+        int bucket = buckets.bucketOf(key);
+        buckets.lock(bucket);
+        try {
+            return buckets.length(bucket);
+        } finally {
+            buckets.unlock(bucket);
+        }
+    }
+
+    /** The bucket of {@code key} under this cache's keyed index. Package-private, for tests. */
+    int bucketOf(int key) {
+        return buckets.bucketOf(key);
     }
 
     private void ensureOpen() {
@@ -1588,8 +1255,8 @@ public final class MbCache implements DedupCache {
 
     @Override
     public String toString() {
-        return "MbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", createStrategy="
-                + createStrategy + (closed ? ", closed" : ", size=" + lvEntryCount()) + "]";
+        return "MbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", chainCap=" + chainCap
+                + ", createStrategy=" + createStrategy + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.sum())) + "]";
     }
 
     /** The default background-reclaim executor, created on first use (initialization-on-demand holder). */

@@ -1,0 +1,500 @@
+package org.mbcache;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import org.mbcache.MbCache.Entry;
+
+/**
+ * The hash table (kernel {@code c_bucket}, an array of {@code struct mb_bucket}) with its keyed
+ * index, the per-bucket lock bits and the optimistic reads that let lookups run without them.
+ *
+ * <h2>Layout</h2>
+ * Stored by column, so that a lookup touches as few cache lines as it can. Bucket {@code b} is:
+ * <ul>
+ *   <li>{@code lockWords[b]}: bit 0 is the bucket's lock bit; the bits above count the critical
+ *       sections, a version that lookups validate against (below). The lock words of all buckets
+ *       sit in one primitive array that is never replaced, so a spinner always spins on the word
+ *       the holder will clear.</li>
+ *   <li>{@code words[b]}: one {@code int[]} with the chain's length, the number of creates in
+ *       progress, and then the chain's keys, oldest first. A miss reads this array alone.</li>
+ *   <li>{@code entries[b]}: the chain's entries, parallel to its keys. Only an entry whose key
+ *       matched is dereferenced.</li>
+ *   <li>{@code requests[b]}: the in-progress request list of the 2019 patch as (key, value) pairs,
+ *       allocated the first time the bucket sees a create and reused after: the kernel kept each
+ *       request on its creator's stack, and this keeps the steady state as free of allocation.</li>
+ * </ul>
+ * "Newest first" is a walk from the end of the chain downwards. Until a bucket's first create its
+ * arrays are shared empty ones that are never written, so a table of 2^30 buckets allocates no
+ * per-bucket array up front.
+ *
+ * <h2>The keyed index</h2>
+ * The kernel picks a bucket with {@code hash_32} ({@link MbCache#hash32}), a fixed function: whoever
+ * chooses keys (and content hashes are chosen by whoever writes content) can aim any number of
+ * distinct keys at one bucket. Here the bucket of a key is {@code (a * key + b) mod 2^64}, its top
+ * {@code bucketBits} bits, with {@code a} (odd) and {@code b} drawn per cache from
+ * {@link SecureRandom}: Dietzfelbinger's multiply-add-shift, a 2-independent family for 32-bit keys,
+ * so two distinct keys chosen without knowledge of the seed share a bucket with probability
+ * {@code 1 / buckets}. It costs one 64-bit multiply and an add, as cheap as {@code hash_32}. Equal
+ * keys cannot be spread by any hash: {@link #reclaimForRoom} bounds the chain instead.
+ *
+ * <h2>Concurrency: the lock bit and the version (one place)</h2>
+ * Everything but the lock words is plain fields and array slots, written only by the holder of the
+ * bucket's lock bit. {@link #lock} turns the word from an even version to the next odd one with an
+ * acquire CAS and then issues a store-store fence; {@link #unlock} advances it to the next even
+ * value with a release store. The holder may replace {@code words[b]} or {@code entries[b]} with a
+ * larger copy; the next holder sees the new arrays through the release/acquire pair.
+ *
+ * <p>Lookups read a bucket without its lock, as a seqlock reader ({@link
+ * java.util.concurrent.locks.StampedLock#tryOptimisticRead}): load the version with acquire (odd:
+ * give up), read the chain with plain loads, then {@link #validate}: an acquire fence (the chain's
+ * loads complete first) and a second load of the word, which must be unchanged. Two orderings make
+ * this sound on every JMM-conforming platform, not only on x86: the acquire load of the first version
+ * orders every later load after it, so the reader sees at least the writes of every critical section
+ * that ended before; and the store-store fence after the lock CAS orders the odd version before every
+ * store of the critical section, so a reader that saw any store of a section in progress (a shifted
+ * key, a new length, a new array) sees the odd or a later version on its second load. (An acquire CAS
+ * alone orders only the loads after it: on aarch64 or POWER the section's stores could become
+ * visible before the odd version, which is why {@code StampedLock} fences there too.) Racy reads
+ * never fault: keys come from one {@code int[]} that also holds their count, every published array's
+ * count fits its own capacity, and an index into {@code entries[b]} is checked against that array.
+ *
+ * <p>A hit takes its reference with increment-if-not-zero <em>before</em> it validates: if the
+ * version is unchanged, no critical section ran between the first load and the CAS, so the entry was
+ * in the chain, and the newest match, when its count went up, and the lookup linearizes at the CAS.
+ * If the version moved the lookup drops the reference and retries under the lock. An entry's count
+ * only reaches zero under its bucket bit (reclaim, {@code deleteOrGet}, the chain cap), so a count
+ * above zero seen with a stable version is an entry in its chain.
+ *
+ * <p>Paths that must not fail halfway are kept shallow and allocation-free: {@link #unlock} is one
+ * load and one store, and every method that may allocate (a chain or request array growing) does so
+ * before it changes anything, so an {@link OutOfMemoryError} there leaves the bucket as it was.
+ */
+final class Buckets {
+    private static final VarHandle LOCK_WORD = MethodHandles.arrayElementVarHandle(int[].class);
+    /** Spins with {@link Thread#onSpinWait()} before each yield while the bit is taken. */
+    private static final int SPINS_BEFORE_YIELD = 64;
+    private static final int LOCKED = 1;
+
+    // Layout of words[b].
+    static final int LENGTH = 0;
+    static final int REQUESTS = 1;
+    static final int KEYS = 2;
+
+    /** Every bucket's words until its first create: never written. */
+    private static final int[] NO_WORDS = new int[KEYS];
+    private static final Entry[] NO_ENTRIES = {};
+
+    /**
+     * What an optimistic lookup returns when the version moved under it, or a lock holder was in the
+     * bucket: the answer is unknown and the caller asks again under the lock.
+     */
+    static final Entry RETRY_LOCKED = new Entry(null, 0, 0, false);
+
+    private final int[] lockWords;
+    private final int[][] words;
+    private final Entry[][] entries;
+    private final long[][] requests;
+    private final int bucketBits;
+    /** The keyed index's multiplier (odd) and increment. */
+    private final long multiplier;
+    private final long increment;
+
+    /**
+     * An empty table of {@code 2^bucketBits} buckets.
+     *
+     * @param hashSeed the keyed index's seed, or {@code null} to draw one from {@link SecureRandom}
+     */
+    Buckets(int bucketBits, Long hashSeed) {
+        int count = 1 << bucketBits;
+        this.bucketBits = bucketBits;
+        lockWords = new int[count];
+        words = new int[count][];
+        entries = new Entry[count][];
+        requests = new long[count][];
+        Arrays.fill(words, NO_WORDS);
+        Arrays.fill(entries, NO_ENTRIES);
+        long[] seed = seed(hashSeed);
+        multiplier = seed[0] | 1L;
+        increment = seed[1];
+    }
+
+    /** Two 64-bit words: from {@link SecureRandom}, or expanded from a fixed seed (SplitMix64). */
+    private static long[] seed(Long hashSeed) {
+        if (hashSeed == null) {
+            SecureRandom random = new SecureRandom();
+            return new long[] {random.nextLong(), random.nextLong()};
+        }
+        long state = hashSeed;
+        long[] seed = new long[2];
+        for (int i = 0; i < seed.length; i++) {
+            long z = (state += 0x9E3779B97F4A7C15L);
+            z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+            z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+            seed[i] = z ^ (z >>> 31);
+        }
+        return seed;
+    }
+
+    int count() {
+        return lockWords.length;
+    }
+
+    /** The bucket of a key (kernel {@code mb_cache_entry_head}): the keyed index of the class comment. */
+    int bucketOf(int key) {
+        return bucketBits == 0 ? 0 : (int) ((multiplier * (key & 0xFFFF_FFFFL) + increment) >>> (64 - bucketBits));
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The lock bit and the version
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * Takes bucket {@code b}'s lock bit (kernel {@code hlist_bl_lock}): a CAS from the current even
+     * version to the next odd one. Acquire: everything the previous holder wrote before its release
+     * store is visible after it. The store-store fence then orders the odd version before every store
+     * of the critical section (see the class comment). The opaque load first only reads the word to
+     * compare against.
+     */
+    void lock(int b) {
+        int word = (int) LOCK_WORD.getOpaque(lockWords, b);
+        if ((word & LOCKED) != 0 || !LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, word, word + 1)) {
+            lockContended(b);
+        }
+        VarHandle.storeStoreFence();
+    }
+
+    private void lockContended(int b) {
+        int spins = 0;
+        for (;;) {
+            // Opaque load: wait for the bit to clear without writing the contended line.
+            int word = (int) LOCK_WORD.getOpaque(lockWords, b);
+            if ((word & LOCKED) == 0 && LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, word, word + 1)) {
+                return;
+            }
+            if (++spins < SPINS_BEFORE_YIELD) {
+                Thread.onSpinWait();
+            } else {
+                spins = 0;
+                Thread.yield();
+            }
+        }
+    }
+
+    /**
+     * Drops the lock bit (kernel {@code hlist_bl_unlock}) by advancing the word to the next even value,
+     * the bucket's new version: a release store publishes the critical section's writes. Only the
+     * holder writes the word while it is odd, so a plain read of it suffices. One load and one store,
+     * no allocation, no call: nothing here can fail and leave the bit set.
+     */
+    void unlock(int b) {
+        LOCK_WORD.setRelease(lockWords, b, (int) LOCK_WORD.get(lockWords, b) + 1);
+    }
+
+    /** The version to validate an optimistic read against; odd while a holder is inside. Acquire. */
+    private int laVersion(int b) {
+        return (int) LOCK_WORD.getAcquire(lockWords, b);
+    }
+
+    /** Whether no critical section began since {@code version} was read (see the class comment). */
+    private boolean validate(int b, int version) {
+        VarHandle.acquireFence(); // the optimistic loads complete before the version is read again
+        return (int) LOCK_WORD.getOpaque(lockWords, b) == version;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Optimistic lookups (no lock): an answer, or RETRY_LOCKED
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * Optimistic {@link #findReusable}: the newest reusable live entry with {@code key} below
+     * {@code after} (from the chain head if {@code after} is {@code null} or left the chain),
+     * referenced for the caller; {@code null} if the chain surely has none; {@link #RETRY_LOCKED}
+     * if the read could not be validated.
+     */
+    Entry tryFindReusable(int b, int key, Entry after) {
+        int version = laVersion(b);
+        if ((version & LOCKED) != 0) {
+            return RETRY_LOCKED;
+        }
+        int[] w = words[b];
+        Entry[] chain = entries[b];
+        int from = Math.min(w[LENGTH], w.length - KEYS);
+        if (after != null) {
+            for (int i = from - 1; i >= 0; i--) {
+                if (w[KEYS + i] == after.key && i < chain.length && chain[i] == after) {
+                    from = i;
+                    break;
+                }
+            }
+        }
+        for (int i = from - 1; i >= 0; i--) {
+            if (w[KEYS + i] == key) {
+                if (i >= chain.length) {
+                    return RETRY_LOCKED;
+                }
+                Entry entry = chain[i];
+                if (entry != null && entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
+                    return validatedHit(b, version, entry, key);
+                }
+            }
+        }
+        return validate(b, version) ? null : RETRY_LOCKED;
+    }
+
+    /**
+     * Optimistic {@link #indexOf} plus a reference: the entry with exactly this pair, referenced for
+     * the caller; {@code null} if the chain surely lacks it; {@link #RETRY_LOCKED} if unvalidated.
+     */
+    Entry tryGet(int b, int key, long value) {
+        int version = laVersion(b);
+        if ((version & LOCKED) != 0) {
+            return RETRY_LOCKED;
+        }
+        int[] w = words[b];
+        Entry[] chain = entries[b];
+        for (int i = Math.min(w[LENGTH], w.length - KEYS) - 1; i >= 0; i--) {
+            if (w[KEYS + i] == key) {
+                if (i >= chain.length) {
+                    return RETRY_LOCKED;
+                }
+                Entry entry = chain[i];
+                if (entry != null && entry.value == value && entry.tryAcquire()) {
+                    return validatedHit(b, version, entry, key);
+                }
+            }
+        }
+        return validate(b, version) ? null : RETRY_LOCKED;
+    }
+
+    /** The referenced entry if the read that found it validates; else the reference back and a retry. */
+    private Entry validatedHit(int b, int version, Entry entry, int key) {
+        if (validate(b, version) && entry.key == key) {
+            return entry;
+        }
+        entry.cache.releaseReference(entry);
+        return RETRY_LOCKED;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Under the lock bit
+    // ---------------------------------------------------------------------------------------------
+
+    /** Entries in bucket {@code b}'s chain. Lock held. */
+    int length(int b) {
+        return words[b][LENGTH];
+    }
+
+    /** The entry at chain index {@code index}. Lock held. */
+    Entry entryAt(int b, int index) {
+        return entries[b][index];
+    }
+
+    /** Index of the pair in bucket {@code b}'s chain, newest first, or -1. Lock held. */
+    int indexOf(int b, int key, long value) {
+        int[] w = words[b];
+        Entry[] chain = entries[b];
+        for (int i = w[LENGTH] - 1; i >= 0; i--) {
+            if (w[KEYS + i] == key && chain[i].value == value) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Index of this very entry in bucket {@code b}'s chain, or -1 if it left it. Lock held. */
+    int indexOfEntry(int b, Entry entry) {
+        int[] w = words[b];
+        Entry[] chain = entries[b];
+        for (int i = w[LENGTH] - 1; i >= 0; i--) {
+            if (w[KEYS + i] == entry.key && chain[i] == entry) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * The newest reusable live entry with this key at a chain index below {@code from},
+     * referenced for the caller, or {@code null}. Lock held.
+     */
+    Entry findReusable(int b, int key, int from) {
+        int[] w = words[b];
+        for (int i = from - 1; i >= 0; i--) {
+            if (w[KEYS + i] == key) {
+                Entry entry = entries[b][i];
+                if (entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
+                    return entry;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Makes room for one more entry in bucket {@code b}'s chain (kernel: none; the port's chain cap).
+     * Room is a room under the cap. Allocates before anything changes, so an {@link OutOfMemoryError}
+     * leaves the bucket as it was. Lock held.
+     */
+    void ensureRoom(int b) {
+        int[] w = words[b];
+        int length = w[LENGTH];
+        if (KEYS + length < w.length) {
+            return;
+        }
+        int capacity = grownCapacity(length);
+        int[] grownWords = Arrays.copyOf(w, KEYS + capacity);
+        Entry[] grownEntries = Arrays.copyOf(entries[b], capacity);
+        words[b] = grownWords; // publish both only once both exist
+        entries[b] = grownEntries;
+    }
+
+    /**
+     * Hashes the entry at the head of the chain (kernel {@code hlist_bl_add_head}). Lock held. Call
+     * {@link #ensureRoom} first, in the same critical section: this one never allocates.
+     */
+    void addNewest(int b, Entry entry) {
+        int[] w = words[b];
+        int length = w[LENGTH];
+        w[KEYS + length] = entry.key;
+        entries[b][length] = entry;
+        w[LENGTH] = length + 1;
+    }
+
+    /** Unhashes the entry at chain index {@code index}, keeping the order of the rest. Lock held. */
+    void removeAt(int b, int index) {
+        int[] w = words[b];
+        Entry[] chain = entries[b];
+        int last = w[LENGTH] - 1;
+        System.arraycopy(w, KEYS + index + 1, w, KEYS + index, last - index);
+        System.arraycopy(chain, index + 1, chain, index, last - index);
+        chain[last] = null;
+        w[LENGTH] = last;
+    }
+
+    /**
+     * The chain cap: while bucket {@code b}'s chain has {@code cap} or more entries, claims its oldest
+     * entry that nobody holds (count 1 to 0) and unhashes it. Second chance, as in a reclaim pass: a
+     * referenced entry met on the way has its flag cleared and is passed over once; only when no
+     * unreferenced unheld entry is left does the oldest unheld one go regardless. Held entries are
+     * never touched, so a chain stays longer than the cap only by entries somebody holds. At most two
+     * walks of the chain. Lock held; no allocation.
+     *
+     * @return the entries claimed; the caller takes them off the entry count and the LRU list
+     */
+    int reclaimForRoom(int b, int cap) {
+        int claimed = 0;
+        for (int pass = 0; pass < 2 && words[b][LENGTH] >= cap; pass++) {
+            int i = 0;
+            while (i < words[b][LENGTH] && words[b][LENGTH] >= cap) {
+                Entry entry = entries[b][i];
+                if (pass == 0 && entry.hasFlag(Entry.REFERENCED)) {
+                    if (Entry.count(entry.lvState()) == 1) {
+                        entry.setFlag(Entry.REFERENCED, false);
+                    }
+                    i++;
+                } else if (entry.tryClaim(1)) {
+                    removeAt(b, i);
+                    claimed++;
+                } else {
+                    i++;
+                }
+            }
+        }
+        return claimed;
+    }
+
+    /** Whether a create of the pair is in progress in bucket {@code b}. Lock held. */
+    boolean hasRequest(int b, int key, long value) {
+        int count = words[b][REQUESTS];
+        if (count == 0) {
+            return false; // the common case: no need to touch the pairs array at all
+        }
+        long[] pairs = requests[b];
+        for (int i = 2 * count - 2; i >= 0; i -= 2) {
+            if (pairs[i] == key && pairs[i + 1] == value) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Records a create in progress (kernel: {@code list_add(&req.lnode, &bucket->req_list)}). The
+     * pairs array only grows when more creates than ever before are in flight in this bucket at once,
+     * so in the steady state recording a request allocates nothing. Allocates before it changes
+     * anything. Lock held.
+     */
+    void addRequest(int b, int key, long value) {
+        if (words[b] == NO_WORDS) {
+            words[b] = new int[KEYS];
+        }
+        int[] w = words[b];
+        int count = w[REQUESTS];
+        long[] pairs = requests[b];
+        if (pairs == null || 2 * count == pairs.length) {
+            requests[b] = pairs = pairs == null ? new long[2] : Arrays.copyOf(pairs, 2 * grownCapacity(count));
+        }
+        pairs[2 * count] = key;
+        pairs[2 * count + 1] = value;
+        w[REQUESTS] = count + 1;
+    }
+
+    /**
+     * Forgets a create in progress (kernel {@code list_del(&req.lnode)}). Lock held; no allocation.
+     *
+     * @return {@code false} if there was no such request: only after {@code close} dropped them all
+     */
+    boolean removeRequest(int b, int key, long value) {
+        int[] w = words[b];
+        long[] pairs = requests[b];
+        int last = 2 * (w[REQUESTS] - 1);
+        for (int i = last; i >= 0; i -= 2) {
+            if (pairs[i] == key && pairs[i + 1] == value) {
+                pairs[i] = pairs[last];
+                pairs[i + 1] = pairs[last + 1];
+                w[REQUESTS]--;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Withdraws a request whose create failed (its allocation threw): lock, forget, unlock, in one
+     * shallow method that allocates nothing, so it can run in the handler of an
+     * {@link OutOfMemoryError} as well as anywhere. (No Java code can promise the same for a
+     * {@link StackOverflowError} raised inside it: keeping the path two calls deep is what keeps
+     * the odds of one there as small as they can be.)
+     */
+    void withdrawRequest(int b, int key, long value) {
+        lock(b);
+        try {
+            removeRequest(b, key, value);
+        } finally {
+            unlock(b);
+        }
+    }
+
+    /**
+     * Kills and unhashes every entry of bucket {@code b} (part of {@code mb_cache_destroy}). Lock
+     * held. Publishes the shared empty arrays (length 0, which fits every capacity), so an optimistic
+     * reader racing the close reads a consistent, empty chain.
+     */
+    void killAll(int b) {
+        int[] w = words[b];
+        Entry[] chain = entries[b];
+        for (int i = 0; i < w[LENGTH]; i++) {
+            chain[i].kill();
+        }
+        entries[b] = NO_ENTRIES;
+        words[b] = NO_WORDS;
+        requests[b] = null;
+    }
+
+    /** Grows by half, from 4: at 16 entries a bucket the arrays are a fifth empty at most. */
+    private static int grownCapacity(int length) {
+        return Math.max(4, length + (length >> 1));
+    }
+}
