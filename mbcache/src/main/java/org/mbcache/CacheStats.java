@@ -57,6 +57,16 @@ public record CacheStats(
     /**
      * Validates that no counter is negative.
      *
+     * @param creates the value of {@link #creates()}
+     * @param duplicatesRefused the value of {@link #duplicatesRefused()}
+     * @param lookupHits the value of {@link #lookupHits()}
+     * @param lookupMisses the value of {@link #lookupMisses()}
+     * @param deletes the value of {@link #deletes()}
+     * @param entriesReclaimed the value of {@link #entriesReclaimed()}
+     * @param backgroundReclaimPasses the value of {@link #backgroundReclaimPasses()}
+     * @param synchronousReclaimPasses the value of {@link #synchronousReclaimPasses()}
+     * @param requestedReclaimPasses the value of {@link #requestedReclaimPasses()}
+     * @param chainCapReclaims the value of {@link #chainCapReclaims()}
      * @throws IllegalArgumentException if a counter is negative
      */
     public CacheStats {
