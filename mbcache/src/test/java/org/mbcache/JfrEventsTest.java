@@ -78,6 +78,27 @@ class JfrEventsTest {
     }
 
     @Test
+    void whileNoRecordingEnablesThemTheEventsAllocateNothing() {
+        int calls = 20_000;
+        Object cache = new Object();
+        Runnable emitAll = () -> {
+            for (int i = 0; i < calls; i++) {
+                ReclaimPassEvent pass = ReclaimPassEvent.beginIfEnabled(ReclaimPassEvent.Kind.BACKGROUND);
+                ReclaimPassEvent.commitIfEnabled(pass, cache, i, i, i);
+                ChainCapEvent.commitIfEnabled(cache, i, i, i, i);
+                MemoryPressureEvent.commitIfEnabled(MemoryPressureEvent.beginIfEnabled(), null, i);
+            }
+        };
+        emitAll.run(); // warm up, so the measured loop runs compiled code
+        long before = AllocatedBytes.byCurrentThread();
+        emitAll.run();
+        long bytes = AllocatedBytes.byCurrentThread() - before;
+        // Under a byte per call: one event object is 24 bytes or more, so any per-call allocation
+        // fails this by far; what remains is the reflective counter call's own few hundred bytes.
+        assertTrue(bytes < calls, bytes + " bytes for " + calls + " rounds of disabled events");
+    }
+
+    @Test
     void aRecordingThatDisablesTheEventRecordsNothing() throws IOException {
         Path file = dir.resolve("disabled.jfr");
         try (Recording recording = new Recording()) {
