@@ -120,11 +120,16 @@ class JfrEventsTest {
             ReclaimPassEvent.commitIfEnabled(pass, cache, 7, 5, 2);
         }));
 
-        assertEquals("memory pressure", event.getString("kind"));
+        assertReclaimPass(event, "memory pressure", cache, 7, 5, 2);
+    }
+
+    private static void assertReclaimPass(RecordedEvent event, String kind, Object cache, long scanned,
+            long freed, long secondChances) {
+        assertEquals(kind, event.getString("kind"));
         assertEquals(ReclaimPassEvent.cacheName(cache), event.getString("cache"));
-        assertEquals(7, event.getLong("scanned"));
-        assertEquals(5, event.getLong("freed"));
-        assertEquals(2, event.getLong("secondChances"));
+        assertEquals(scanned, event.getLong("scanned"));
+        assertEquals(freed, event.getLong("freed"));
+        assertEquals(secondChances, event.getLong("secondChances"));
     }
 
     @Test
@@ -153,11 +158,7 @@ class JfrEventsTest {
 
             RecordedEvent event = only(record(ReclaimPassEvent.NAME, () -> cache.shrink(4)));
 
-            assertEquals("requested", event.getString("kind"));
-            assertEquals(ReclaimPassEvent.cacheName(cache), event.getString("cache"));
-            assertEquals(4, event.getLong("scanned"));
-            assertEquals(3, event.getLong("freed"));
-            assertEquals(1, event.getLong("secondChances"));
+            assertReclaimPass(event, "requested", cache, 4, 3, 1);
         }
     }
 
