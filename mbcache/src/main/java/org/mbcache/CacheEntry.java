@@ -9,6 +9,12 @@ package org.mbcache;
  * passing it to {@link DedupCache#findNext}). While any caller holds a reference, the cache never
  * removes the entry: neither reclaim nor {@code deleteOrGet} takes an entry somebody uses.
  *
+ * <p>The cache counts references; it does not know who holds them. It rejects a release that would
+ * give back more references than were handed out in all, but if one holder releases twice while
+ * another still holds the entry, the count looks exactly as if both had released once, and the entry
+ * can then be removed under the second holder. Release exactly once per entry handed out (the
+ * contract, section 3).
+ *
  * <pre>{@code
  * try (CacheEntry e = cache.get(hash, block)) {   // e may be null: try-with-resources skips it
  *     if (e != null) { ... }
@@ -52,8 +58,8 @@ public interface CacheEntry extends AutoCloseable {
     /**
      * Releases the caller's reference to its cache: the same as {@code cache.release(this)}.
      *
-     * @throws IllegalStateException if the entry is released more often than it was handed out,
-     *     or its cache has been closed
+     * @throws IllegalStateException if more references to the entry are released than were handed
+     *     out in all, or its cache has been closed
      */
     @Override
     void close();

@@ -3,22 +3,44 @@ package org.mbcache;
 /**
  * An immutable snapshot of a cache's counters, taken by {@link DedupCache#stats()}.
  *
- * <p>Counters are gathered from per-bucket (or otherwise striped) cells without stopping the
- * cache, so a snapshot taken while other threads work is a consistent-enough sum, not an atomic
- * cut: each counter is exact once the cache is quiet.
+ * <p><b>Exactness.</b> No counter is sampled or estimated: each counts every event it names exactly
+ * once, and a snapshot of a quiet cache is exact. The cache is not stopped to take one, though: the
+ * counters live in per-bucket or striped cells and are summed one after another. So a snapshot taken
+ * while other threads work includes every event that completed before {@code stats()} was called,
+ * may or may not include those in flight, and is not an atomic cut across counters (for example,
+ * {@code lookupHits + lookupMisses} can for a moment differ from the lookups that have returned).
+ * Counters only grow; subtract two snapshots to get rates. Below, "exact" means exactly this.
  *
- * @param creates creates that inserted a new entry ({@code create} returned {@code true})
- * @param duplicatesRefused creates refused because the pair was cached or being created
- * @param lookupHits {@code findFirst}, {@code findNext} and {@code get} calls that returned an entry
- * @param lookupMisses {@code findFirst}, {@code findNext} and {@code get} calls that returned {@code null}
- * @param deletes entries removed by {@code deleteOrGet}
- * @param entriesReclaimed entries freed by reclaim passes of any kind
- * @param backgroundReclaimPasses passes run on the executor because {@code size() >= maxEntries}
- * @param synchronousReclaimPasses passes run by a creating thread because {@code size() >= 2 * maxEntries}
- * @param requestedReclaimPasses passes asked for through {@code shrink} (by a caller or on memory pressure)
- * @param chainCapReclaims entries reclaimed because a create found their chain (or, in the Caffeine
- *     backend, their key's values) at the cache's chain cap: a steady rise means colliding keys are
- *     arriving faster than honest workloads make them, an attack or a cap set too low
+ * <p>Per counter, what it counts and where the backends differ:
+ *
+ * @param creates {@code create} calls that inserted a new entry (returned {@code true}). Exact.
+ * @param duplicatesRefused {@code create} calls refused because the pair was cached or being created
+ *     by another thread (returned {@code false}). Exact. {@code creates + duplicatesRefused} is every
+ *     {@code create} that returned.
+ * @param lookupHits {@code findFirst}, {@code findNext} and {@code get} calls that returned an entry.
+ *     Exact. {@code deleteOrGet} is not a lookup and is not counted here.
+ * @param lookupMisses {@code findFirst}, {@code findNext} and {@code get} calls that returned
+ *     {@code null} (for {@code findNext}: the end of the chain). Exact.
+ * @param deletes entries removed by {@code deleteOrGet} (the calls that returned {@code null}
+ *     because they removed the pair; not those that found nothing or handed a held entry back). Exact.
+ * @param entriesReclaimed entries removed by reclaim of any kind: background, synchronous, requested
+ *     and memory-pressure passes, and (in the Caffeine backend) Caffeine's own eviction. Exact, counted
+ *     when the entry is removed; in the Caffeine backend that is when Caffeine's maintenance has run,
+ *     which can be a moment after the create that made room necessary. Entries reclaimed because
+ *     their chain reached its cap are counted in {@code chainCapReclaims}, not here.
+ * @param backgroundReclaimPasses passes run on the cache's executor because a create found
+ *     {@code size() >= maxEntries} (the contract, section 4). Exact. In the Caffeine backend, the
+ *     maintenance runs Caffeine hands to the executor while the cache is at or over
+ *     {@code maxEntries}.
+ * @param synchronousReclaimPasses passes run on a creating thread because it found
+ *     {@code size() >= 2 * maxEntries}. Exact. Any rise means background reclaim is falling behind
+ *     the creates.
+ * @param requestedReclaimPasses passes asked for through {@code shrink}, by a caller or by the
+ *     memory-pressure registry (the JVM signalled heap pressure). Exact.
+ * @param chainCapReclaims entries removed because a create found their chain (in the Caffeine
+ *     backend: the values of their key) at the cache's chain cap (the contract, section 4). Exact.
+ *     Honest workloads leave it at zero: a steady rise means colliding keys arrive faster than
+ *     honest data makes them, an attack or a cap set too low.
  */
 public record CacheStats(
         long creates,
@@ -32,7 +54,21 @@ public record CacheStats(
         long requestedReclaimPasses,
         long chainCapReclaims) {
 
-    /** Validates that no counter is negative. */
+    /**
+     * Validates that no counter is negative.
+     *
+     * @param creates the value of {@link #creates()}
+     * @param duplicatesRefused the value of {@link #duplicatesRefused()}
+     * @param lookupHits the value of {@link #lookupHits()}
+     * @param lookupMisses the value of {@link #lookupMisses()}
+     * @param deletes the value of {@link #deletes()}
+     * @param entriesReclaimed the value of {@link #entriesReclaimed()}
+     * @param backgroundReclaimPasses the value of {@link #backgroundReclaimPasses()}
+     * @param synchronousReclaimPasses the value of {@link #synchronousReclaimPasses()}
+     * @param requestedReclaimPasses the value of {@link #requestedReclaimPasses()}
+     * @param chainCapReclaims the value of {@link #chainCapReclaims()}
+     * @throws IllegalArgumentException if a counter is negative
+     */
     public CacheStats {
         if (creates < 0 || duplicatesRefused < 0 || lookupHits < 0 || lookupMisses < 0 || deletes < 0
                 || entriesReclaimed < 0 || backgroundReclaimPasses < 0 || synchronousReclaimPasses < 0
@@ -41,12 +77,20 @@ public record CacheStats(
         }
     }
 
-    /** All reclaim passes, whatever started them. */
+    /**
+     * All reclaim passes, whatever started them: background, synchronous and requested.
+     *
+     * @return the sum of the three pass counters
+     */
     public long reclaimPasses() {
         return backgroundReclaimPasses + synchronousReclaimPasses + requestedReclaimPasses;
     }
 
-    /** Hits over all lookups, or {@code 1.0} when there were none. */
+    /**
+     * Hits over all lookups, or {@code 1.0} when there were none.
+     *
+     * @return {@code lookupHits / (lookupHits + lookupMisses)}, in {@code [0, 1]}
+     */
     public double hitRate() {
         long lookups = lookupHits + lookupMisses;
         return lookups == 0 ? 1.0 : (double) lookupHits / lookups;

@@ -5,7 +5,7 @@ package org.mbcache;
  *
  * <p>Both strategies give the same answers; they differ in what a refused duplicate costs. The
  * choice exists so the benchmark can reproduce, on the JVM, the before/after table of the 2019
- * kernel patch "mbcache: Speed up cache entry creation".
+ * kernel patch "mbcache: Speed up cache entry creation" (the contract, section 5).
  */
 public enum CreateStrategy {
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.management.NotificationEmitter;
+import javax.management.openmbean.CompositeData;
 
 /**
  * The process-wide memory-pressure shrinker: the JVM's stand-in for the kernel's
@@ -23,7 +24,8 @@ import javax.management.NotificationEmitter;
  * the application set one already, and listens for the JVM's
  * {@link MemoryNotificationInfo#MEMORY_COLLECTION_THRESHOLD_EXCEEDED} notifications: "after a
  * collection, the old generation is still this full". Each notification calls
- * {@link MbCache#onMemoryPressure()} on every registered cache.
+ * {@link MbCache#onMemoryPressure()} on every registered cache, and records a
+ * {@link MemoryPressureEvent} when a JFR recording enables it.
  *
  * <p>The registry holds caches only through weak references: a cache that leaves (on
  * {@link MbCache#close()}) is forgotten at once, and one that is dropped without closing stays
@@ -81,17 +83,31 @@ final class MemoryPressureRegistry {
     }
 
     /**
-     * The pressure handler: asks every registered cache to shrink. Runs on the JVM's notification
-     * thread; tests call it directly to drive the path without exhausting the heap.
+     * The pressure handler without a JVM notification: tests call it to drive the path without
+     * exhausting the heap.
      */
     void onMemoryPressure() {
+        onMemoryPressure(null);
+    }
+
+    /**
+     * The pressure handler: asks every registered cache to shrink, inside a {@link MemoryPressureEvent}
+     * when a recording enables it. Runs on the JVM's notification thread.
+     *
+     * @param signal the JVM's notification, or {@code null} when called directly
+     */
+    void onMemoryPressure(MemoryNotificationInfo signal) {
+        MemoryPressureEvent event = MemoryPressureEvent.beginIfEnabled();
         expungeCollected();
+        int asked = 0;
         for (Registration registration : registrations) {
             MbCache cache = registration.get();
             if (cache != null) {
                 cache.onMemoryPressure();
+                asked++;
             }
         }
+        MemoryPressureEvent.commitIfEnabled(event, signal, asked);
     }
 
     private void expungeCollected() {
@@ -121,7 +137,8 @@ final class MemoryPressureRegistry {
             if (!pools.isEmpty() && ManagementFactory.getMemoryMXBean() instanceof NotificationEmitter) {
                 NotificationEmitter emitter = (NotificationEmitter) ManagementFactory.getMemoryMXBean();
                 emitter.addNotificationListener(
-                        (notification, handback) -> onMemoryPressure(),
+                        (notification, handback) -> onMemoryPressure(
+                                MemoryNotificationInfo.from((CompositeData) notification.getUserData())),
                         notification -> MemoryNotificationInfo.MEMORY_COLLECTION_THRESHOLD_EXCEEDED
                                 .equals(notification.getType()),
                         null);
