@@ -19,10 +19,11 @@ import org.mbcache.internal.HashedWaitQueues;
  * the common case, and neither a lookup nor a refused duplicate allocates.
  *
  * <p>Keys are content hashes, and whoever writes content chooses them. So the bucket of a key is
- * picked with a per-cache secret ({@link Builder#hashSeed}), not the kernel's fixed {@link #hash32
- * hash_32}, and no bucket chain keeps more than {@link #chainCap()} entries that nobody holds: a
- * flood of colliding keys costs its sender, not the other users of the cache. Each cache registers
- * with the process-wide {@link MemoryPressureRegistry} until it is closed.
+ * picked with a per-cache secret ({@link Builder#hashSeed(long)}), not the kernel's fixed
+ * {@code hash_32}, and no bucket chain keeps more than {@link #chainCap()} entries that nobody
+ * holds: a flood of colliding keys costs its sender, not the other users of the cache. Each cache
+ * also answers heap pressure (an old-generation collection-usage threshold) with reclaim passes
+ * until it is closed.
  */
 public final class MbCache implements DedupCache {
 
@@ -658,7 +659,7 @@ public final class MbCache implements DedupCache {
         if (estimate >= synchronousReclaimThreshold - entryCount.slack()
                 && entryCount.sum() >= synchronousReclaimThreshold) {
             resubmitStaleBackgroundReclaim();
-            reclaim(SYNC_SHRINK_BATCH, ReclaimKind.SYNCHRONOUS);
+            reclaim(SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
         }
     }
 
@@ -681,25 +682,25 @@ public final class MbCache implements DedupCache {
             throw allocationFailure;
         }
         // One critical section swaps the request for the entry: no twin can slip in between.
-        int capReclaimed;
+        long capOutcome;
         buckets.lock(bucket);
         try {
             boolean requested = buckets.removeRequest(bucket, key, value);
             if (!requested || closed) {
                 return closedWhileCreating(); // close() dropped the request with the chain, or will
             }
-            capReclaimed = hashNewest(bucket, entry);
+            capOutcome = hashNewest(bucket, entry);
         } finally {
             buckets.unlock(bucket);
         }
-        countChainCapReclaims(bucket, capReclaimed);
+        countChainCapReclaims(key, capOutcome);
         return entry;
     }
 
     /** Mainline create: allocate, then one critical section checks and hashes; the entry or null. */
     private Entry hashAllocatedFirst(int bucket, int key, long value, boolean reusable) {
         Entry entry = new Entry(this, key, value, reusable);
-        int capReclaimed;
+        long capOutcome;
         buckets.lock(bucket);
         try {
             if (buckets.indexOf(bucket, key, value) >= 0) {
@@ -708,11 +709,11 @@ public final class MbCache implements DedupCache {
             if (closed) {
                 return closedWhileCreating();
             }
-            capReclaimed = hashNewest(bucket, entry);
+            capOutcome = hashNewest(bucket, entry);
         } finally {
             buckets.unlock(bucket);
         }
-        countChainCapReclaims(bucket, capReclaimed);
+        countChainCapReclaims(key, capOutcome);
         return entry;
     }
 
@@ -720,13 +721,18 @@ public final class MbCache implements DedupCache {
      * Hashes a new entry at the head of its chain, first reclaiming for the chain cap. Bucket bit
      * held. Allocates (a grown chain) before it changes anything.
      *
-     * @return the entries the chain cap reclaimed
+     * @return 0 if the chain was below the cap; else the length the create found in the upper 32
+     *     bits and the entries the cap reclaimed in the lower (for {@link #countChainCapReclaims})
      */
-    private int hashNewest(int bucket, Entry entry) {
+    private long hashNewest(int bucket, Entry entry) {
         buckets.ensureRoom(bucket);
-        int capReclaimed = buckets.length(bucket) >= chainCap ? buckets.reclaimForRoom(bucket, chainCap) : 0;
+        int length = buckets.length(bucket);
+        long capOutcome = 0;
+        if (length >= chainCap) {
+            capOutcome = ((long) length << 32) | buckets.reclaimForRoom(bucket, chainCap);
+        }
         buckets.addNewest(bucket, entry);
-        return capReclaimed;
+        return capOutcome;
     }
 
     /** The contract's answer to a create that {@code close()} overtook. */
@@ -735,11 +741,18 @@ public final class MbCache implements DedupCache {
     }
 
     /**
-     * Accounts for entries the chain cap claimed: off the entry count, counted dead on the LRU list
-     * (they are unlinked lazily, as {@code deleteOrGet}'s are), and counted for {@link CacheStats}.
-     * After the bucket bit is dropped: the counters may allocate their cells.
+     * Accounts for a create that found its chain at the cap ({@code capOutcome} from
+     * {@link #hashNewest}): the entries it claimed go off the entry count, are counted dead on the LRU
+     * list (unlinked lazily, as {@code deleteOrGet}'s are) and counted for {@link CacheStats}, and the
+     * JFR event is recorded if enabled. After the bucket bit is dropped: counters and the event may
+     * allocate.
      */
-    private void countChainCapReclaims(int bucket, int reclaimed) {
+    private void countChainCapReclaims(int key, long capOutcome) {
+        if (capOutcome == 0) {
+            return;
+        }
+        int reclaimed = (int) capOutcome;
+        ChainCapEvent.commitIfEnabled(this, key, (int) (capOutcome >>> 32), chainCap, reclaimed);
         if (reclaimed != 0) {
             entryCount.add(-reclaimed);
             chainCapReclaims.add(reclaimed);
@@ -750,8 +763,8 @@ public final class MbCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Kernel {@code mb_cache_entry_find_first}, without the bucket bit in the common case (an
-     * optimistic, validated read of the chain; see {@link Buckets}).
+     * <p>Kernel {@code mb_cache_entry_find_first}, without the bucket lock in the common case (an
+     * optimistic read of the chain, validated against the bucket's version).
      */
     @Override
     public CacheEntry findFirst(int key) {
@@ -1006,11 +1019,8 @@ public final class MbCache implements DedupCache {
         if (nrToScan < 0) {
             throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
         }
-        return reclaim(nrToScan, ReclaimKind.REQUESTED);
+        return reclaim(nrToScan, ReclaimPassEvent.Kind.REQUESTED);
     }
-
-    /** What started a reclaim pass, for {@link CacheStats} (memory pressure counts as requested). */
-    enum ReclaimKind { BACKGROUND, SYNCHRONOUS, REQUESTED, MEMORY_PRESSURE }
 
     /**
      * One reclaim pass over up to {@code nrToScan} entries from the LRU head (kernel
@@ -1026,18 +1036,21 @@ public final class MbCache implements DedupCache {
      *
      * @return the number of entries freed
      */
-    private long reclaim(long nrToScan, ReclaimKind kind) {
+    private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind) {
+        ReclaimPassEvent event = ReclaimPassEvent.beginIfEnabled(kind);
+        long scanned = 0;
+        long freed = 0;
+        long secondChances = 0;
         lru.lock.lock();
         try {
             countReclaimPass(kind);
-            long freed = 0;
             long deadDropped = 0;
             long fruitless = 0; // entries moved in a row without freeing one or clearing a flag
             // Drained once: the pass acts on the list as it stood when it started, and the creates
             // it overlaps stay on the stacks, behind the entries it moves to the tail.
             lru.drainAppendStacks();
             long budget = Math.min(nrToScan, 2 * lru.length());
-            while (budget > 0 && fruitless < lru.length()) {
+            while (scanned < budget && fruitless < lru.length()) {
                 Entry entry = lru.pollOldest();
                 if (entry == null) {
                     break;
@@ -1047,7 +1060,7 @@ public final class MbCache implements DedupCache {
                     deadDropped++;
                     continue;
                 }
-                budget--;
+                scanned++;
                 if ((state & Entry.REFERENCED) == 0 && Entry.count(state) == 1 && claimForReclaim(entry)) {
                     freed++;
                     fruitless = 0;
@@ -1055,6 +1068,7 @@ public final class MbCache implements DedupCache {
                 }
                 if ((state & Entry.REFERENCED) != 0) {
                     entry.setFlag(Entry.REFERENCED, false);
+                    secondChances++;
                     fruitless = 0;
                 } else {
                     fruitless++;
@@ -1064,10 +1078,11 @@ public final class MbCache implements DedupCache {
             lru.forgetDeadEntries(deadDropped);
             entriesReclaimed += freed;
             entryCount.add(-freed);
-            return freed;
         } finally {
             lru.lock.unlock();
         }
+        ReclaimPassEvent.commitIfEnabled(event, this, scanned, freed, secondChances);
+        return freed;
     }
 
     /** Claims an unused entry (count 1 to 0) and unhashes it, under its bucket bit. LRU lock held. */
@@ -1085,7 +1100,8 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    private void countReclaimPass(ReclaimKind kind) {
+    /** Counts a pass for {@link CacheStats}: memory-pressure passes count as requested ones. */
+    private void countReclaimPass(ReclaimPassEvent.Kind kind) {
         switch (kind) {
             case BACKGROUND -> backgroundReclaimPasses++;
             case SYNCHRONOUS -> synchronousReclaimPasses++;
@@ -1137,7 +1153,7 @@ public final class MbCache implements DedupCache {
     private void backgroundReclaim() {
         try {
             if (!closed) {
-                reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimKind.BACKGROUND);
+                reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimPassEvent.Kind.BACKGROUND);
             }
         } finally {
             reclaimPendingSince = 0;
@@ -1154,7 +1170,7 @@ public final class MbCache implements DedupCache {
         }
         long count = entryCount.sum();
         if (count > 0) {
-            reclaim(Math.max(1, count / 2), ReclaimKind.MEMORY_PRESSURE);
+            reclaim(Math.max(1, count / 2), ReclaimPassEvent.Kind.MEMORY_PRESSURE);
         }
     }
 

@@ -13,7 +13,6 @@ import java.util.stream.Collectors;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -146,7 +145,6 @@ class JfrEventsTest {
     }
 
     @Test
-    @Disabled("wired by MbCache")
     void shrinkRecordsARequestedPassWithWhatItScannedFreedAndSpared() throws IOException {
         try (MbCache cache = MbCache.create(4)) {
             for (int i = 1; i <= 4; i++) {
@@ -163,7 +161,6 @@ class JfrEventsTest {
     }
 
     @Test
-    @Disabled("wired by MbCache")
     void aCreateIntoAFullChainRecordsTheCapReclaim() throws IOException {
         try (MbCache cache = MbCache.builder().bucketBits(0).chainCap(4).build()) {
             for (int i = 1; i <= 4; i++) {

@@ -38,7 +38,7 @@ import org.mbcache.internal.HashedWaitQueues;
  * keys.
  *
  * <p><b>Reclaim.</b> Caffeine's maintenance (eviction) and this backend's own batch work run on the
- * {@linkplain Builder#executor executor} ({@link ForkJoinPool#commonPool()} unless set), the
+ * {@linkplain Builder#executor(Executor) executor} ({@link ForkJoinPool#commonPool()} unless set), the
  * analogue of the kernel's background pass. An executor that throws from {@code execute} gets the
  * work run on the calling thread instead; one that accepts a task and never runs it is worked
  * around by the callers. {@link #shrink} walks Caffeine's eviction order coldest first, giving

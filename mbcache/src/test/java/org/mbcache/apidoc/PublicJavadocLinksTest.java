@@ -47,23 +47,10 @@ class PublicJavadocLinksTest {
 
     private static final Set<String> EXPORTED = Set.of("org.mbcache", "org.mbcache.caffeine");
 
-    /**
-     * Links in files under rework when this test was written, as this test names them (file, reference,
-     * where), to be fixed there: the list may only shrink, and this test fails until an entry whose
-     * link is gone is taken out. {@code Builder#hashSeed} and {@code Builder#executor} resolve to the
-     * builders' private fields, not their methods: write {@code Builder#hashSeed(long)}.
-     */
-    private static final Set<String> NOT_YET_FIXED = Set.of(
-            "org/mbcache/MbCache.java: #hash32 (in the Javadoc of MbCache)",
-            "org/mbcache/MbCache.java: Builder#hashSeed (in the Javadoc of MbCache)",
-            "org/mbcache/MbCache.java: MemoryPressureRegistry (in the Javadoc of MbCache)",
-            "org/mbcache/MbCache.java: Buckets (in the Javadoc of findFirst)",
-            "org/mbcache/caffeine/CaffeineDedupCache.java: Builder#executor (in the Javadoc of CaffeineDedupCache)");
-
     @Test
     void publishedJavadocLinksOnlyPublishedElements() throws IOException {
         Map<String, Long> found = unpublishedLinks(Path.of("src", "main", "java"));
-        assertEquals(NOT_YET_FIXED, found.keySet(), () -> "links from published Javadoc to unpublished elements:\n"
+        assertEquals(Set.of(), found.keySet(), () -> "links from published Javadoc to unpublished elements:\n"
                 + found.entrySet().stream()
                         .map(link -> link.getKey().replaceFirst(": ", ":" + link.getValue() + ": "))
                         .collect(Collectors.joining("\n")));
