@@ -7,6 +7,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import org.mbcache.bench.report.JmhResults;
+import org.mbcache.bench.report.RatioChart;
+import org.mbcache.bench.report.Report;
+import org.mbcache.bench.report.ResultTable;
+import org.mbcache.bench.report.Tsc;
 
 /**
  * {@code java -jar mbcache-bench.jar [command]}:

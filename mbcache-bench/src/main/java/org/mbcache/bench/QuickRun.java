@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,8 +13,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Group;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
@@ -21,6 +26,12 @@ import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
+import org.mbcache.bench.report.JmhResults;
+import org.mbcache.bench.report.RatioChart;
+import org.mbcache.bench.report.Report;
+import org.mbcache.bench.report.ResultTable;
+import org.mbcache.bench.report.Tsc;
+import org.mbcache.bench.report.ProgressFormat;
 
 /**
  * The main job: a curated quick comparison (all backends, the main operations, 1 and 2 threads,
@@ -47,10 +58,46 @@ final class QuickRun {
     static final String[] WALK = {Backends.MBCACHE, Backends.CAFFEINE};
     static final List<String> MEMORY_BACKENDS = List.of(ALL);
 
-    /** One JMH invocation: a regex, explicit params (so the run count is known), a thread count. */
-    record Step(String regex, Map<String, String[]> params, int threads) {
+    /**
+     * One JMH invocation: benchmarks named by their class and method (or {@code @Group}) names,
+     * explicit params (so the run count is known), a thread count. The names are checked against
+     * the class when the step is made, so a renamed or removed benchmark fails the plan loudly
+     * instead of silently matching nothing.
+     */
+    record Step(Class<?> benchmarks, List<String> methods, Map<String, String[]> params, int threads) {
+        Step {
+            Objects.requireNonNull(benchmarks, "benchmarks");
+            methods = List.copyOf(methods);
+            if (methods.isEmpty()) {
+                throw new IllegalArgumentException(benchmarks.getSimpleName() + ": a step needs at least one benchmark");
+            }
+            for (String m : methods) {
+                if (!isBenchmark(benchmarks, m)) {
+                    throw new IllegalStateException(benchmarks.getName() + " has no @Benchmark method or @Group named '"
+                            + m + "': was it renamed? Update QuickRun.steps()");
+                }
+            }
+            params = new LinkedHashMap<>(params);
+        }
+
+        Step(Class<?> benchmarks, String method, Map<String, String[]> params, int threads) {
+            this(benchmarks, List.of(method), params, threads);
+        }
+
+        /** The JMH include regex: exactly these benchmarks of exactly this class. */
+        String regex() {
+            return "^" + Pattern.quote(benchmarks.getName() + ".") + "(" + String.join("|", methods) + ")$";
+        }
+
+        /** {@code Micro.(createNew|churn)}, for the plan. */
+        String shortName() {
+            return benchmarks.getSimpleName() + "."
+                    + (methods.size() == 1 ? methods.get(0) : "(" + String.join("|", methods) + ")");
+        }
+
+        /** JMH runs: benchmarks times their param combinations. */
         int runs() {
-            int n = 1;
+            int n = methods.size();
             for (String[] v : params.values()) {
                 n *= v.length;
             }
@@ -58,30 +105,40 @@ final class QuickRun {
         }
     }
 
-    static List<Step> steps() {
-        List<Step> steps = new ArrayList<>();
-        String writes = "org\\.mbcache\\.bench\\.Micro\\.(createNew|createDuplicate|churn)$";
-        String lookups = "org\\.mbcache\\.bench\\.Micro\\.(findFirstHit|findFirstMiss|getRelease)$";
-        for (int t : new int[] {1, 2}) {
-            steps.add(new Step(writes, params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), t));
-            steps.add(new Step(lookups, params("backend", LOOKUP, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), t));
-            steps.add(new Step("org\\.mbcache\\.bench\\.Micro\\.findCompareTouch$",
-                    params("backend", WALK, "keys", new String[] {"uniform"}), t));
+    /**
+     * Whether {@code name} is what JMH calls a benchmark of {@code c}: a {@code @Benchmark}
+     * method's name, or its {@code @Group}'s.
+     */
+    static boolean isBenchmark(Class<?> c, String name) {
+        for (Method m : c.getMethods()) {
+            if (!m.isAnnotationPresent(Benchmark.class)) {
+                continue;
+            }
+            Group g = m.getAnnotation(Group.class);
+            if (g != null ? g.value().equals(name) : m.getName().equals(name)) {
+                return true;
+            }
         }
-        // the light load (1 per bucket, cache-resident) for the hit-vs-raw target, 1 thread
-        steps.add(new Step("org\\.mbcache\\.bench\\.Micro\\.findFirstHit$", params("backend",
-                new String[] {Backends.MBCACHE, Backends.CAFFEINE_RAW}, "load", new String[] {"light"}, "keys", new String[] {"uniform"}), 1));
-        steps.add(new Step("org\\.mbcache\\.bench\\.Mixed\\.mixed$",
-                params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), 2));
-        steps.add(new Step("org\\.mbcache\\.bench\\.SeedCreate\\.create$",
-                params("backend", new String[] {Backends.MBCACHE_ALLOCFIRST, Backends.MBCACHE}, "dupPercent", new String[] {"90"}), 1));
-        return steps;
+        return false;
     }
 
-    /** JMH runs per step: benchmarks matched by the regex times their param combinations. */
-    static int runsOf(Step s) {
-        int benchmarks = s.regex().contains("(") ? s.regex().split("\\|").length : 1;
-        return benchmarks * s.runs();
+    static List<Step> steps() {
+        List<Step> steps = new ArrayList<>();
+        List<String> writes = List.of("createNew", "createDuplicate", "churn");
+        List<String> lookups = List.of("findFirstHit", "findFirstMiss", "getRelease");
+        for (int t : new int[] {1, 2}) {
+            steps.add(new Step(Micro.class, writes, params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), t));
+            steps.add(new Step(Micro.class, lookups, params("backend", LOOKUP, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), t));
+            steps.add(new Step(Micro.class, "findCompareTouch", params("backend", WALK, "keys", new String[] {"uniform"}), t));
+        }
+        // the light load (1 per bucket, cache-resident) for the hit-vs-raw target, 1 thread
+        steps.add(new Step(Micro.class, "findFirstHit", params("backend",
+                new String[] {Backends.MBCACHE, Backends.CAFFEINE_RAW}, "load", new String[] {"light"}, "keys", new String[] {"uniform"}), 1));
+        steps.add(new Step(Mixed.class, "mixed",
+                params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), 2));
+        steps.add(new Step(SeedCreate.class, "create",
+                params("backend", new String[] {Backends.MBCACHE_ALLOCFIRST, Backends.MBCACHE}, "dupPercent", new String[] {"90"}), 1));
+        return steps;
     }
 
     private static Map<String, String[]> params(Object... kv) {
@@ -108,7 +165,7 @@ final class QuickRun {
         Tsc tsc = Tsc.detect();
         boolean perf = Tsc.perfCountersWork();
         List<Step> steps = steps();
-        int jmhRuns = steps.stream().mapToInt(QuickRun::runsOf).sum();
+        int jmhRuns = steps.stream().mapToInt(Step::runs).sum();
         double jmhSeconds = jmhRuns * secondsPerRun();
         double memSeconds = 34.0; // measured: ~3-4 s each, CaffeineDedupCache ~20 s (slow fill, 1.2 s full GCs)
         double xattrSeconds = XattrBench.BACKENDS.size()
@@ -122,8 +179,8 @@ final class QuickRun {
         out.println();
         out.println("Plan:");
         for (Step s : steps) {
-            out.printf(Locale.ROOT, "  %3d runs  t=%d  %s  %s%n", runsOf(s), s.threads(),
-                    s.regex().replace("org\\.mbcache\\.bench\\.", "").replace("\\.", "."), describe(s.params()));
+            out.printf(Locale.ROOT, "  %3d runs  t=%d  %s  %s%n", s.runs(), s.threads(),
+                    s.shortName(), describe(s.params()));
         }
         out.printf(Locale.ROOT, "  JMH: %d runs x ~%.1f s (fork start + pre-touch ~%.0f s, %d x %d + %d x %d ms) = ~%.0f s%n",
                 jmhRuns, secondsPerRun(), FORK_OVERHEAD_S, WARMUP_ITERATIONS, WARMUP_MS, MEASURE_ITERATIONS, MEASURE_MS, jmhSeconds);

@@ -1,4 +1,4 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -6,7 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.mbcache.bench.JmhResults.Row;
+import org.mbcache.bench.report.JmhResults.Row;
+import org.mbcache.bench.Backends;
 
 /**
  * The results as a markdown table. Rows with the same benchmark, threads and non-backend params

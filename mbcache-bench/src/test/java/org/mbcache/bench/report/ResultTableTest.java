@@ -1,4 +1,4 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.Map;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
-import org.mbcache.bench.JmhResults.Row;
+import org.mbcache.bench.RetainedMemory;
+import org.mbcache.bench.XattrBench;
+import org.mbcache.bench.report.JmhResults.Row;
 import org.w3c.dom.Document;
 
 class ResultTableTest {

@@ -1,9 +1,12 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import org.mbcache.bench.JmhResults.Row;
+import org.mbcache.bench.report.JmhResults.Row;
+import org.mbcache.bench.Backends;
+import org.mbcache.bench.RetainedMemory;
+import org.mbcache.bench.XattrBench;
 
 /** The project's performance targets, each checked against measured figures: met, missed, or not measured. */
 public final class Targets {

@@ -1,8 +1,11 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import java.util.List;
 import java.util.Locale;
-import org.mbcache.bench.JmhResults.Row;
+import org.mbcache.bench.report.JmhResults.Row;
+import org.mbcache.bench.Backends;
+import org.mbcache.bench.RetainedMemory;
+import org.mbcache.bench.XattrBench;
 
 /** Puts the sections of results.md together. */
 public final class Report {
