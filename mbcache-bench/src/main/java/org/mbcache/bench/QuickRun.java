@@ -17,6 +17,13 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
+import org.mbcache.bench.report.JmhResults;
+import org.mbcache.bench.report.Measured;
+import org.mbcache.bench.report.ProgressFormat;
+import org.mbcache.bench.report.RatioChart;
+import org.mbcache.bench.report.Report;
+import org.mbcache.bench.report.ResultTable;
+import org.mbcache.bench.report.Tsc;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Group;
 import org.openjdk.jmh.profile.GCProfiler;
@@ -26,25 +33,28 @@ import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
-import org.mbcache.bench.report.JmhResults;
-import org.mbcache.bench.report.RatioChart;
-import org.mbcache.bench.report.Report;
-import org.mbcache.bench.report.ResultTable;
-import org.mbcache.bench.report.Tsc;
-import org.mbcache.bench.report.ProgressFormat;
 
 /**
  * The main job: a curated quick comparison (all backends, the main operations, 1 and 2 threads,
- * the seed experiment, retained memory, xattr-bench) that fits in about 5 minutes on 2 cores.
+ * at and below the bound, the ConcurrentHashMap baseline, the seed experiment, retained memory,
+ * xattr-bench, the flood at maxEntries 65,536, the real-file found-share) that fits in about
+ * 5 minutes on 2 cores. Its iterations are short so that both regimes fit: one fork of
+ * 2 x 100 ms warm-up + 3 x 150 ms measurement per JMH run.
  */
 final class QuickRun {
     static final int FORKS = 1;
     static final int WARMUP_ITERATIONS = 2;
-    static final int WARMUP_MS = 200;
+    static final int WARMUP_MS = 100;
     static final int MEASURE_ITERATIONS = 3;
-    static final int MEASURE_MS = 250;
+    static final int MEASURE_MS = 150;
     /** Measured here: fork start, heap pre-touch, setup and teardown per JMH run. */
-    static final double FORK_OVERHEAD_S = 3.3;
+    static final double FORK_OVERHEAD_S = 1.3;
+    /** Measured here: retained memory, ~3-4 s a backend, CaffeineDedupCache ~20 s (slow fill, 1.2 s full GCs). */
+    static final double MEMORY_S = 34.0;
+    /** The flood's time budget per phase in the main job; a phase stops there, whatever it has done. */
+    static final long FLOOD_BUDGET_MS = 600;
+    /** Measured here: the found-share over the JDK's src.zip, both backends, one JVM. */
+    static final double FOUND_SHARE_S = 8.0;
     static final String[] FORK_JVM = {"-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch"};
     static final int XATTR_WARM_MS = 120;
     static final int XATTR_MEASURE_MS = 250;
@@ -122,23 +132,50 @@ final class QuickRun {
         return false;
     }
 
+    static final String[] REGIMES = {Backends.AT, Backends.BELOW};
+    static final String[] FULL = {Populated.FULL};
+    static final String[] UNIFORM = {KeyIndex.UNIFORM};
+
+    /**
+     * Every micro-benchmark at 1 and 2 threads, at and below the bound, then the light load, the
+     * mixed group (both regimes), the ConcurrentHashMap baseline and the 2019 experiment.
+     */
     static List<Step> steps() {
         List<Step> steps = new ArrayList<>();
         List<String> writes = List.of("createNew", "createDuplicate", "churn");
         List<String> lookups = List.of("findFirstHit", "findFirstMiss", "getRelease");
         for (int t : new int[] {1, 2}) {
-            steps.add(new Step(Micro.class, writes, params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), t));
-            steps.add(new Step(Micro.class, lookups, params("backend", LOOKUP, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), t));
-            steps.add(new Step(Micro.class, "findCompareTouch", params("backend", WALK, "keys", new String[] {"uniform"}), t));
+            steps.add(new Step(Micro.class, writes, params("backend", ALL, "bound", REGIMES, "load", FULL, "keys", UNIFORM), t));
+            steps.add(new Step(Micro.class, lookups, params("backend", LOOKUP, "bound", REGIMES, "load", FULL, "keys", UNIFORM), t));
+            steps.add(new Step(Micro.class, "findCompareTouch", params("backend", WALK, "bound", REGIMES, "keys", UNIFORM), t));
+            steps.add(new Step(Baseline.class, "findFirstHit", params("backend", new String[] {Backends.CHM}, "load", FULL, "keys", UNIFORM), t));
         }
-        // the light load (1 per bucket, cache-resident) for the hit-vs-raw target, 1 thread
+        // the light load (1 per bucket, cache-resident, so below the bound) for the hit-vs-raw target, 1 thread
+        String[] light = {Populated.LIGHT};
         steps.add(new Step(Micro.class, "findFirstHit", params("backend",
-                new String[] {Backends.MBCACHE, Backends.CAFFEINE_RAW}, "load", new String[] {"light"}, "keys", new String[] {"uniform"}), 1));
-        steps.add(new Step(Mixed.class, "mixed",
-                params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), 2));
+                new String[] {Backends.MBCACHE, Backends.CAFFEINE_RAW}, "bound", new String[] {Backends.BELOW}, "load", light, "keys", UNIFORM), 1));
+        steps.add(new Step(Baseline.class, "findFirstHit", params("backend", new String[] {Backends.CHM}, "load", light, "keys", UNIFORM), 1));
+        steps.add(new Step(Mixed.class, "mixed", params("backend", ALL, "bound", REGIMES, "load", FULL, "keys", UNIFORM), 2));
         steps.add(new Step(SeedCreate.class, "create",
                 params("backend", new String[] {Backends.MBCACHE_ALLOCFIRST, Backends.MBCACHE}, "dupPercent", new String[] {"90"}), 1));
         return steps;
+    }
+
+    /** Seconds of the xattr-bench: one JVM a backend. */
+    static double xattrSeconds() {
+        return XattrBench.BACKENDS.size()
+                * (2.0 + (4 + XattrBench.THREADS.length * XattrBench.VALUES.length) * (XATTR_WARM_MS + XATTR_MEASURE_MS) / 1000.0);
+    }
+
+    /** Seconds of the flood at 65,536: one JVM a backend, two floods, each at most 3 phases of the budget plus the fill. */
+    static double floodSeconds() {
+        return Backends.DEDUP.size() * (1.0 + Flood.KINDS.size() * (3 * FLOOD_BUDGET_MS / 1000.0 + 0.5));
+    }
+
+    /** The plan's estimate of the whole job, in seconds. */
+    static double plannedSeconds(List<Step> steps) {
+        int runs = steps.stream().mapToInt(Step::runs).sum();
+        return runs * secondsPerRun() + MEMORY_S + xattrSeconds() + floodSeconds() + FOUND_SHARE_S;
     }
 
     private static Map<String, String[]> params(Object... kv) {
@@ -167,9 +204,8 @@ final class QuickRun {
         List<Step> steps = steps();
         int jmhRuns = steps.stream().mapToInt(Step::runs).sum();
         double jmhSeconds = jmhRuns * secondsPerRun();
-        double memSeconds = 34.0; // measured: ~3-4 s each, CaffeineDedupCache ~20 s (slow fill, 1.2 s full GCs)
-        double xattrSeconds = XattrBench.BACKENDS.size()
-                * (2.0 + (4 + XattrBench.THREADS.length * XattrBench.VALUES.length) * (XATTR_WARM_MS + XATTR_MEASURE_MS) / 1000.0);
+        double memSeconds = MEMORY_S;
+        double xattrSeconds = xattrSeconds();
 
         out.println("mbcache-bench quick comparison");
         out.println("Machine: " + Report.machine());
@@ -188,7 +224,10 @@ final class QuickRun {
                 MEMORY_BACKENDS.size(), memSeconds);
         out.printf(Locale.ROOT, "  xattr-bench: %d backends x T=1,2,4 x V=10,1000, one JVM per backend = ~%.0f s%n",
                 XattrBench.BACKENDS.size(), xattrSeconds);
-        out.printf(Locale.ROOT, "  total: ~%.0f s (budget 300 s)%n%n", jmhSeconds + memSeconds + xattrSeconds);
+        out.printf(Locale.ROOT, "  flood: %d backends x %d floods at maxEntries 65,536, phases of at most %d ms = ~%.0f s%n",
+                Backends.DEDUP.size(), Flood.KINDS.size(), FLOOD_BUDGET_MS, floodSeconds());
+        out.printf(Locale.ROOT, "  found-share: real files, default chain cap vs unbounded = ~%.0f s%n", FOUND_SHARE_S);
+        out.printf(Locale.ROOT, "  total: ~%.0f s (budget 300 s)%n%n", plannedSeconds(steps));
 
         ProgressFormat progress = new ProgressFormat(out, tsc, jmhRuns, start);
         List<Path> jsons = new ArrayList<>();
@@ -252,10 +291,29 @@ final class QuickRun {
             }, out);
         }
 
-        String report = Report.markdown(runNote(), JmhResults.read(merged), tsc, memory, xattr);
+        out.printf(Locale.ROOT, "%n[%4.0fs] flood (maxEntries 65,536)%n", (System.nanoTime() - start) / 1e9);
+        List<Flood.Result> flood = new ArrayList<>();
+        for (String b : Backends.DEDUP) {
+            childJvm(Flood.class, List.of(b, String.valueOf(Flood.SIZES[0]), String.valueOf(FLOOD_BUDGET_MS)), line -> {
+                Flood.Result r = Flood.Result.parse(line);
+                flood.add(r);
+                out.printf(Locale.ROOT, "  %-20s %-10s attacker %.0f ns (x%.1f honest), victims x%.1f, honest p99.9 x%.1f%n",
+                        b, r.flood(), r.attackerNs(), r.attackerRatio(), r.victimRatio(), r.honestP999Ratio());
+            }, out);
+        }
+
+        out.printf(Locale.ROOT, "%n[%4.0fs] found-share (real files)%n", (System.nanoTime() - start) / 1e9);
+        List<FoundShare.Result> share = new ArrayList<>();
+        childJvm(FoundShare.class, List.of(), line -> {
+            FoundShare.Result r = FoundShare.Result.parse(line);
+            share.add(r);
+            out.printf(Locale.ROOT, "  %-20s %.2f%% (%d of %d duplicates found)%n", r.backend(), 100 * r.share(),
+                    r.foundCapped(), r.foundUnbounded());
+        }, out);
+
+        String report = Report.markdown(runNote(), JmhResults.read(merged), tsc, new Measured(memory, xattr, flood, share));
         double wall = (System.nanoTime() - start) / 1e9;
-        report += String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall,
-                jmhSeconds + memSeconds + xattrSeconds);
+        report += String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall, plannedSeconds(steps));
         Files.writeString(dir.resolve("results.md"), report, StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("ratios.svg"),
                 RatioChart.svg(new ResultTable(JmhResults.read(merged)), "mbcache-bench: speed-up over caffeine (quick run)"),
@@ -292,7 +350,13 @@ final class QuickRun {
         return b.append("]\n").toString();
     }
 
-    /** Runs {@code main} of a class in a fresh JVM like JMH's forks; hands each stdout line to {@code lines}. */
+    /** The prefixes of the result lines the child JVMs print; every other line is echoed. */
+    static final List<String> RESULT_LINES = List.of("MEMORY ", "XATTR ", "FLOOD ", "FOUNDSHARE ");
+
+    /**
+     * Runs {@code main} of a class in a fresh JVM like JMH's forks; hands each result line of its
+     * stdout to {@code lines} and echoes the others.
+     */
     static void childJvm(Class<?> main, List<String> args, Consumer<String> lines, PrintStream out)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
@@ -306,7 +370,7 @@ final class QuickRun {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
-                if (line.startsWith("MEMORY ") || line.startsWith("XATTR ")) {
+                if (RESULT_LINES.stream().anyMatch(line::startsWith)) {
                     lines.accept(line);
                 } else if (!line.isBlank()) {
                     out.println("  | " + line);

@@ -3,10 +3,14 @@ package org.mbcache.bench.report;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import org.mbcache.bench.report.JmhResults.Row;
+import java.util.Objects;
+import java.util.function.ToDoubleFunction;
 import org.mbcache.bench.Backends;
+import org.mbcache.bench.Flood;
+import org.mbcache.bench.FoundShare;
 import org.mbcache.bench.RetainedMemory;
 import org.mbcache.bench.XattrBench;
+import org.mbcache.bench.report.JmhResults.Row;
 
 /** The project's performance targets, each checked against measured figures: met, missed, or not measured. */
 public final class Targets {
@@ -16,8 +20,10 @@ public final class Targets {
 
     private Targets() {}
 
-    public static List<Target> evaluate(ResultTable table, Tsc tsc, List<RetainedMemory.Result> memory,
-                                        List<XattrBench.Result> xattr) {
+    /** Every target, in a fixed order, against the JMH table and the plain harnesses' results. */
+    public static List<Target> evaluate(ResultTable table, Tsc tsc, Measured measured) {
+        List<RetainedMemory.Result> memory = measured.memory();
+        List<XattrBench.Result> xattr = measured.xattr();
         List<Target> out = new ArrayList<>();
         out.add(fasterThanCaffeine(table));
         out.add(hitNearRaw(table));
@@ -26,11 +32,20 @@ public final class Targets {
         out.add(createCycles(table, tsc));
         out.add(memory(memory));
         out.add(xattr(xattr));
+        out.add(scaling(table));
+        out.add(nearChm(table));
+        out.add(flood(measured.flood(), "during a flood, victim operations <= 2x their cost without it", 2,
+                Flood.Result::victimRatio));
+        out.add(flood(measured.flood(), "during a flood, an attacker's create <= 4x an honest new create at the same fill", 4,
+                Flood.Result::attackerRatio));
+        out.add(flood(measured.flood(), "during a flood, honest operations' p99.9 <= 1.5x without it", 1.5,
+                Flood.Result::honestP999Ratio));
+        out.add(foundShare(measured.foundShare()));
         return out;
     }
 
     static Target fasterThanCaffeine(ResultTable table) {
-        String name = "mbcache >= 1.5x faster than caffeine on every micro-benchmark (1 and 2 threads)";
+        String name = "mbcache >= 1.5x faster than caffeine on every micro-benchmark (1 and 2 threads, both regimes)";
         double min = Double.POSITIVE_INFINITY;
         String worst = "";
         List<String> misses = new ArrayList<>();
@@ -161,6 +176,135 @@ public final class Targets {
         }
         return new Target(name, misses.isEmpty() ? Status.MET : Status.MISSED,
                 n + " comparisons" + (misses.isEmpty() ? ", all won" : "; lost: " + String.join(", ", misses)));
+    }
+
+    /** Per-thread cost at 2 threads over 1: lookups and duplicate creates 1.25x, writes of new pairs 1.6x. */
+    static Target scaling(ResultTable table) {
+        String name = "mbcache at 2 threads: lookups and duplicate creates <= 1.25x their 1-thread time, "
+                + "create+delete and new creates <= 1.6x (both regimes)";
+        List<String> misses = new ArrayList<>();
+        double worst = 0;
+        String worstAt = "";
+        int n = 0;
+        for (List<Row> g : table.groups()) {
+            Row two = ResultTable.find(g, Backends.MBCACHE);
+            if (two == null || two.threads() != 2) {
+                continue;
+            }
+            double limit = scalingLimit(two.benchmark());
+            Row one = table.counterpart(two, 1);
+            if (Double.isNaN(limit) || one == null) {
+                continue;
+            }
+            n++;
+            double r = two.nsPerOp() / one.nsPerOp();
+            String where = two.benchmark() + (two.otherParams().isEmpty() ? "" : " " + two.otherParams());
+            if (r > worst) {
+                worst = r;
+                worstAt = where;
+            }
+            if (!(r <= limit)) {
+                misses.add(String.format(Locale.ROOT, "%s %.2fx (limit %.2f)", where, r, limit));
+            }
+        }
+        if (n == 0) {
+            return new Target(name, Status.NOT_MEASURED, "no benchmark at both 1 and 2 threads");
+        }
+        return new Target(name, misses.isEmpty() ? Status.MET : Status.MISSED,
+                String.format(Locale.ROOT, "%d pairs; highest 2T/1T %.2f (%s)", n, worst, worstAt)
+                        + (misses.isEmpty() ? "" : "; over: " + String.join(", ", misses)));
+    }
+
+    /** The 2T/1T limit of a benchmark, NaN for those the target does not cover. */
+    static double scalingLimit(String benchmark) {
+        switch (benchmark) {
+            case "Micro.findFirstHit":
+            case "Micro.getRelease":
+            case "Micro.findCompareTouch":
+            case "Micro.createDuplicate":
+                return 1.25;
+            case "Micro.churn":
+            case "Micro.createNew":
+                return 1.6;
+            default:
+                return Double.NaN;
+        }
+    }
+
+    /** findFirst+release against a plain ConcurrentHashMap lookup of the same pairs: 1.25x at 1 thread, 1.5x at 2. */
+    static Target nearChm(ResultTable table) {
+        String name = "findFirst+release within 1.25x of a ConcurrentHashMap<Integer, long[]> lookup at 1 thread, 1.5x at 2";
+        List<String> parts = new ArrayList<>();
+        boolean ok = true;
+        for (List<Row> g : table.groups()) {
+            Row m = ResultTable.find(g, Backends.MBCACHE);
+            if (m == null || !m.benchmark().equals("Micro.findFirstHit")) {
+                continue;
+            }
+            Row chm = baseline(table, m);
+            if (chm == null) {
+                continue;
+            }
+            double limit = m.threads() == 1 ? 1.25 : 1.5;
+            double ratio = m.nsPerOp() / chm.nsPerOp();
+            ok &= ratio <= limit;
+            parts.add(String.format(Locale.ROOT, "%s: %.2fx chm's time (limit %.2f)", label(m), ratio, limit));
+        }
+        return parts.isEmpty() ? new Target(name, Status.NOT_MEASURED, "")
+                : new Target(name, ok ? Status.MET : Status.MISSED, String.join("; ", parts));
+    }
+
+    /** The Baseline.findFirstHit row of the same threads, load and keys as {@code m}, or null. */
+    static Row baseline(ResultTable table, Row m) {
+        for (List<Row> g : table.groups()) {
+            Row chm = ResultTable.find(g, Backends.CHM);
+            if (chm != null && chm.benchmark().equals("Baseline.findFirstHit") && chm.threads() == m.threads()
+                    && Objects.equals(chm.params().get("load"), m.params().get("load"))
+                    && Objects.equals(chm.params().get("keys"), m.params().get("keys"))) {
+                return chm;
+            }
+        }
+        return null;
+    }
+
+    /** One flood target over every flood measured: each result's {@code ratio} at most {@code limit}. */
+    static Target flood(List<Flood.Result> results, String name, double limit, ToDoubleFunction<Flood.Result> ratio) {
+        if (results.isEmpty()) {
+            return new Target(name, Status.NOT_MEASURED, "");
+        }
+        List<String> misses = new ArrayList<>();
+        double worst = 0;
+        String worstAt = "";
+        for (Flood.Result r : results) {
+            double x = ratio.applyAsDouble(r);
+            String where = String.format(Locale.ROOT, "%s %s at %,d", r.backend(), r.flood(), r.maxEntries());
+            if (!(x <= limit)) {
+                misses.add(String.format(Locale.ROOT, "%s %.1fx", where, x));
+            }
+            if (x > worst || Double.isNaN(x)) {
+                worst = x;
+                worstAt = where;
+            }
+        }
+        return new Target(name, misses.isEmpty() ? Status.MET : Status.MISSED,
+                String.format(Locale.ROOT, "%d floods; worst %.2fx (%s)", results.size(), worst, worstAt)
+                        + (misses.isEmpty() ? "" : "; over: " + String.join(", ", misses)));
+    }
+
+    /** Real files: the capped index finds at least 99.9% of what an unbounded one finds. */
+    static Target foundShare(List<FoundShare.Result> results) {
+        String name = "real files: duplicates found with the chain cap >= 99.9% of an unbounded index's";
+        if (results.isEmpty()) {
+            return new Target(name, Status.NOT_MEASURED, "");
+        }
+        List<String> parts = new ArrayList<>();
+        boolean ok = true;
+        for (FoundShare.Result r : results) {
+            ok &= r.share() >= 0.999;
+            parts.add(String.format(Locale.ROOT, "%s %.2f%% (%d of %d)", r.backend(), 100 * r.share(), r.foundCapped(),
+                    r.foundUnbounded()));
+        }
+        return new Target(name, ok ? Status.MET : Status.MISSED, String.join("; ", parts));
     }
 
     static String label(Row r) {

@@ -62,11 +62,11 @@ class ResultTableTest {
     @Test
     void targetsReportMetAndMissed() {
         ResultTable t = new ResultTable(sample());
-        List<Targets.Target> ts = Targets.evaluate(t, TSC, List.of(
+        List<Targets.Target> ts = Targets.evaluate(t, TSC, new Measured(List.of(
                 new RetainedMemory.Result("mbcache", Double.NaN, 40), new RetainedMemory.Result("caffeine", Double.NaN, 100)),
                 List.of(new XattrBench.Result("mbcache", 1, 10, 100, 10, "ok"),
                         new XattrBench.Result("caffeine", 1, 10, 50, 10, "ok"),
-                        new XattrBench.Result("none", 1, 10, 120, 64, "ok")));
+                        new XattrBench.Result("none", 1, 10, 120, 64, "ok")), List.of(), List.of()));
         Map<String, Targets.Status> s = new LinkedHashMap<>();
         ts.forEach(x -> s.put(x.name(), x.status()));
         // findFirstHit t=2 is 1.25x and createDuplicate 1.25x: below 1.5x
