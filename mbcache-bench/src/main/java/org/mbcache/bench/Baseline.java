@@ -1,5 +1,6 @@
 package org.mbcache.bench;
 
+import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -62,14 +63,15 @@ public class Baseline {
             index = KeyIndex.generate(keys, n, 0x5EED);
         }
 
+        /** The values of a key, {@code more} after {@code old}. */
         static long[] append(long[] old, long[] more) {
-            long[] out = java.util.Arrays.copyOf(old, old.length + more.length);
+            long[] out = Arrays.copyOf(old, old.length + more.length);
             System.arraycopy(more, 0, out, old.length, more.length);
             return out;
         }
     }
 
-    /** The newest value of a cached key: {@code get} and the array's first element. */
+    /** The first value of a cached key: {@code get} and the array's first element. */
     @Benchmark
     public long findFirstHit(Pairs s, Cursor c) {
         long[] values = s.map.get(s.boxedKey[s.index[c.pos++ & KeyIndex.MASK]]);

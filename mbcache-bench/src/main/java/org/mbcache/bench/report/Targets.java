@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 import org.mbcache.bench.Backends;
 import org.mbcache.bench.Flood;
@@ -78,21 +79,41 @@ public final class Targets {
     }
 
     static Target hitNearRaw(ResultTable table) {
-        String name = "findFirst+release hit within 1.25x of caffeine-raw getIfPresent";
+        return hitAgainst(table, "findFirst+release hit within 1.25x of caffeine-raw getIfPresent", "caffeine-raw",
+                m -> ResultTable.find(groupOf(table, m), Backends.CAFFEINE_RAW), m -> 1.25);
+    }
+
+    /**
+     * mbcache's findFirst+release hit in every row group against a reference row: at most
+     * {@code limit(row)} times the reference's time.
+     */
+    static Target hitAgainst(ResultTable table, String name, String referenceName, Function<Row, Row> reference,
+                             ToDoubleFunction<Row> limit) {
         List<String> parts = new ArrayList<>();
         boolean ok = true;
         for (List<Row> g : table.groups()) {
             Row m = ResultTable.find(g, Backends.MBCACHE);
-            Row raw = ResultTable.find(g, Backends.CAFFEINE_RAW);
-            if (m == null || raw == null || !m.benchmark().equals("Micro.findFirstHit")) {
+            Row ref = m == null || !m.benchmark().equals("Micro.findFirstHit") ? null : reference.apply(m);
+            if (ref == null) {
                 continue;
             }
-            double ratio = m.nsPerOp() / raw.nsPerOp();
-            ok &= ratio <= 1.25;
-            parts.add(String.format(Locale.ROOT, "%s: %.2fx raw's time", label(m), ratio));
+            double max = limit.applyAsDouble(m);
+            double ratio = m.nsPerOp() / ref.nsPerOp();
+            ok &= ratio <= max;
+            parts.add(String.format(Locale.ROOT, "%s: %.2fx %s's time (limit %.2f)", label(m), ratio, referenceName, max));
         }
         return parts.isEmpty() ? new Target(name, Status.NOT_MEASURED, "")
                 : new Target(name, ok ? Status.MET : Status.MISSED, String.join("; ", parts));
+    }
+
+    /** The row group a row belongs to. */
+    static List<Row> groupOf(ResultTable table, Row r) {
+        for (List<Row> g : table.groups()) {
+            if (g.contains(r)) {
+                return g;
+            }
+        }
+        return List.of();
     }
 
     static Target bytes(ResultTable table, String benchmark, String name, double limit, String shown) {
@@ -233,25 +254,8 @@ public final class Targets {
 
     /** findFirst+release against a plain ConcurrentHashMap lookup of the same pairs: 1.25x at 1 thread, 1.5x at 2. */
     static Target nearChm(ResultTable table) {
-        String name = "findFirst+release within 1.25x of a ConcurrentHashMap<Integer, long[]> lookup at 1 thread, 1.5x at 2";
-        List<String> parts = new ArrayList<>();
-        boolean ok = true;
-        for (List<Row> g : table.groups()) {
-            Row m = ResultTable.find(g, Backends.MBCACHE);
-            if (m == null || !m.benchmark().equals("Micro.findFirstHit")) {
-                continue;
-            }
-            Row chm = baseline(table, m);
-            if (chm == null) {
-                continue;
-            }
-            double limit = m.threads() == 1 ? 1.25 : 1.5;
-            double ratio = m.nsPerOp() / chm.nsPerOp();
-            ok &= ratio <= limit;
-            parts.add(String.format(Locale.ROOT, "%s: %.2fx chm's time (limit %.2f)", label(m), ratio, limit));
-        }
-        return parts.isEmpty() ? new Target(name, Status.NOT_MEASURED, "")
-                : new Target(name, ok ? Status.MET : Status.MISSED, String.join("; ", parts));
+        return hitAgainst(table, "findFirst+release within 1.25x of a ConcurrentHashMap<Integer, long[]> lookup at 1 thread, 1.5x at 2",
+                Backends.CHM, m -> baseline(table, m), m -> m.threads() == 1 ? 1.25 : 1.5);
     }
 
     /** The Baseline.findFirstHit row of the same threads, load and keys as {@code m}, or null. */
