@@ -28,7 +28,8 @@ import org.mbcache.caffeine.CaffeineDedupCache;
  *
  * <p>The blocks are the files of a source tree cut into 4 KiB blocks, each file starting on a
  * block and its last block padded with zeros, as a file system stores them: the JDK's
- * {@code lib/src.zip} when it exists, else the {@code .java} files under a directory. Each block
+ * {@code lib/src.zip} when it exists ({@link #jdkSources()}), else the {@code .java} files under a
+ * directory (build output and hidden directories left out). Each block
  * goes through ext4's pattern on a cache of ext4's size ({@value #BUCKET_BITS} bucket bits,
  * {@value #MAX_ENTRIES} entries): key = CRC32C of the block; walk {@code findFirst}/{@code findNext}
  * comparing contents (a block's SHA-256 stands for its bytes); on a match the duplicate is found,
@@ -56,9 +57,9 @@ public final class FoundShare {
      * @param foundUnbounded duplicates found with an unbounded chain
      */
     public record Result(String backend, String source, int blocks, int duplicates, int foundCapped, int foundUnbounded) {
-        /** Found with the cap over found without it (1 when neither found any). */
+        /** Found with the cap over found without it; NaN when the unbounded index found none. */
         public double share() {
-            return foundUnbounded == 0 ? 1.0 : (double) foundCapped / foundUnbounded;
+            return foundUnbounded == 0 ? Double.NaN : (double) foundCapped / foundUnbounded;
         }
 
         /** The line the child JVM prints. */
@@ -89,10 +90,26 @@ public final class FoundShare {
     /** A block as its key and its contents' SHA-256 (the compare of ext4's walk). */
     record Block(int crc32c, ByteBuffer digest) {}
 
-    /** The JDK's {@code lib/src.zip}, or null if this JDK has none (or a dangling link). */
+    /**
+     * The running JDK's {@code lib/src.zip}, else that of another JDK installed beside it (a JDK
+     * package without its sources leaves a dangling link), or null if none has one.
+     */
     public static Path jdkSources() {
-        Path zip = Path.of(System.getProperty("java.home"), "lib", "src.zip");
-        return Files.isRegularFile(zip) ? zip : null;
+        Path home = Path.of(System.getProperty("java.home"));
+        Path zip = home.resolve("lib").resolve("src.zip");
+        if (Files.isRegularFile(zip)) {
+            return zip;
+        }
+        Path parent = home.toAbsolutePath().getParent();
+        if (parent == null || !Files.isDirectory(parent)) {
+            return null;
+        }
+        try (Stream<Path> jdks = Files.list(parent)) {
+            return jdks.sorted().map(j -> j.resolve("lib").resolve("src.zip")).filter(Files::isRegularFile)
+                    .findFirst().orElse(null);
+        } catch (IOException | UncheckedIOException e) {
+            return null;
+        }
     }
 
     /** The blocks of a zip's entries or of the {@code .java} files under a directory, in a fixed order. */
@@ -102,7 +119,8 @@ public final class FoundShare {
         if (Files.isDirectory(source)) {
             List<Path> files;
             try (Stream<Path> s = Files.walk(source)) {
-                files = s.filter(p -> p.toString().endsWith(".java") && Files.isRegularFile(p)).sorted().toList();
+                files = s.filter(p -> p.toString().endsWith(".java") && Files.isRegularFile(p) && !generated(source, p))
+                        .sorted().toList();
             }
             for (Path f : files) {
                 if (!addFile(Files.readAllBytes(f), out, sha, maxBlocks)) {
@@ -122,6 +140,17 @@ public final class FoundShare {
             }
         }
         return out;
+    }
+
+    /** Build output ({@code target/}) and hidden directories ({@code .git}) are not part of the tree. */
+    static boolean generated(Path root, Path file) {
+        for (Path part : root.relativize(file)) {
+            String name = part.toString();
+            if (name.equals("target") || name.startsWith(".") && name.length() > 1) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean addFile(byte[] file, List<Block> out, MessageDigest sha, int maxBlocks) {

@@ -47,7 +47,10 @@ final class QuickRun {
     static final int WARMUP_MS = 100;
     static final int MEASURE_ITERATIONS = 3;
     static final int MEASURE_MS = 150;
-    /** Measured here: fork start, heap pre-touch, setup and teardown per JMH run. */
+    /**
+     * Fork start, heap pre-touch, setup and teardown per JMH run: about 1.0 s in the last quiet run
+     * on this VM ((175 s - memory - xattr-bench) / 54 runs - the iterations), 1.3 s with a margin.
+     */
     static final double FORK_OVERHEAD_S = 1.3;
     /** Measured here: retained memory, ~3-4 s a backend, CaffeineDedupCache ~20 s (slow fill, 1.2 s full GCs). */
     static final double MEMORY_S = 34.0;

@@ -38,8 +38,9 @@ public final class FloodTable {
         StringBuilder b = new StringBuilder("| backend | blocks | duplicates | found, default cap | found, unbounded | share |\n"
                 + "| --- | ---: | ---: | ---: | ---: | ---: |\n");
         for (FoundShare.Result r : results) {
-            b.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,d | %,d | %.2f%% |\n", r.backend(), r.blocks(),
-                    r.duplicates(), r.foundCapped(), r.foundUnbounded(), 100 * r.share()));
+            b.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,d | %,d | %s |\n", r.backend(), r.blocks(),
+                    r.duplicates(), r.foundCapped(), r.foundUnbounded(),
+                    Double.isNaN(r.share()) ? "—" : String.format(Locale.ROOT, "%.2f%%", 100 * r.share())));
         }
         String source = results.isEmpty() ? "" : results.get(0).source();
         b.append("\n4 KiB blocks of ").append(source).append(" (each file from a block boundary, zero-padded), CRC32C keys, "

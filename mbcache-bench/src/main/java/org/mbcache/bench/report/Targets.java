@@ -301,10 +301,13 @@ public final class Targets {
         if (results.isEmpty()) {
             return new Target(name, Status.NOT_MEASURED, "");
         }
+        if (results.stream().allMatch(r -> r.foundUnbounded() == 0)) {
+            return new Target(name, Status.NOT_MEASURED, "no duplicate found in " + results.get(0).source());
+        }
         List<String> parts = new ArrayList<>();
         boolean ok = true;
         for (FoundShare.Result r : results) {
-            ok &= r.share() >= 0.999;
+            ok &= r.foundUnbounded() == 0 || r.share() >= 0.999; // none found unbounded: none lost
             parts.add(String.format(Locale.ROOT, "%s %.2f%% (%d of %d)", r.backend(), 100 * r.share(), r.foundCapped(),
                     r.foundUnbounded()));
         }

@@ -89,6 +89,14 @@ class TargetsTest {
     }
 
     @Test
+    void foundShareIsNotMeasuredWhereTheFilesHaveNoDuplicateToFind() {
+        FoundShare.Result none = new FoundShare.Result("mbcache", "dir", 172, 0, 0, 0);
+        Targets.Target t = named(evaluate(List.of(), new Measured(List.of(), List.of(), List.of(), List.of(none))), "real files");
+        assertEquals(Targets.Status.NOT_MEASURED, t.status());
+        assertTrue(t.measured().contains("no duplicate found in dir"), t.measured());
+    }
+
+    @Test
     void scalingTableShowsBothTimesAndTheirRatio() {
         String md = new ResultTable(List.of(row("Micro.getRelease", 1, "mbcache", "below", 10),
                 row("Micro.getRelease", 2, "mbcache", "below", 15))).scalingMarkdown();
