@@ -235,6 +235,7 @@ public final class Flood {
         for (int i = 0; i < honest; i++) {
             cache.create(KeyIndex.keyOf(i), i, true);
         }
+        System.gc(); // the fill's garbage is not the flood's: every phase starts from a collected heap
         int attackedKey = KeyIndex.keyOf(0);
         int attackedBucket = hash32(attackedKey, bits);
         // victims: honest pairs in the attacked bucket (one-key: the attacked key's pair itself)

@@ -362,9 +362,15 @@ final class QuickRun {
      */
     static void childJvm(Class<?> main, List<String> args, Consumer<String> lines, PrintStream out)
             throws IOException, InterruptedException {
+        childJvm(main, List.of(FORK_JVM), args, lines, out);
+    }
+
+    /** {@link #childJvm(Class, List, Consumer, PrintStream)} with these JVM options instead of the forks'. */
+    static void childJvm(Class<?> main, List<String> jvmOptions, List<String> args, Consumer<String> lines, PrintStream out)
+            throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(List.of(FORK_JVM));
+        cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(main.getName());

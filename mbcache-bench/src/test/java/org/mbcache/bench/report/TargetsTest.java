@@ -89,6 +89,13 @@ class TargetsTest {
     }
 
     @Test
+    void theCreateWithReclaimTargetReadsTheRunAtTheBound() {
+        List<Row> rows = List.of(row("Micro.createNew", 1, "mbcache", "below", 10), row("Micro.createNew", 1, "mbcache", "at", 50));
+        Targets.Target t = named(evaluate(rows, Measured.none()), "new create with reclaim");
+        assertTrue(t.measured().startsWith("100 TSC cycles (50.0 ns/op)"), t.measured());
+    }
+
+    @Test
     void foundShareIsNotMeasuredWhereTheFilesHaveNoDuplicateToFind() {
         FoundShare.Result none = new FoundShare.Result("mbcache", "dir", 172, 0, 0, 0);
         Targets.Target t = named(evaluate(List.of(), new Measured(List.of(), List.of(), List.of(), List.of(none))), "real files");
