@@ -67,7 +67,8 @@ public final class Flood {
 
     /**
      * One flood's figures. Times are ns per operation; p99.9 is the 99.9th percentile of single
-     * operations; {@code attackerCreates} is how many of {@code plannedCreates} the time budget let run.
+     * operations; {@code attackerCreates} is how many of the flood phase's {@code plannedCreates} the time
+     * budget let run (the during phase adds one a round).
      */
     public record Result(String backend, long maxEntries, String flood, double attackerNs, double honestCreateNs,
                          double victimBeforeNs, double victimDuringNs, double victimP999BeforeNs,
@@ -292,6 +293,7 @@ public final class Flood {
             }
         }
 
+        long flooded = done;
         Samples victimDuring = new Samples(ROUNDS);
         Samples honestDuring = new Samples(ROUNDS);
         deadline = System.nanoTime() + budgetMs * 1_000_000;
@@ -303,7 +305,7 @@ public final class Flood {
         long capReclaims = cache.stats().chainCapReclaims() - capBefore;
         return new Result(backend, maxEntries, kind, attacker.mean(), createDuring.mean(),
                 victimBefore.mean(), victimDuring.mean(), victimBefore.percentile(0.999), victimDuring.percentile(0.999),
-                honestBefore.percentile(0.999), honestDuring.percentile(0.999), done, planned, capReclaims);
+                honestBefore.percentile(0.999), honestDuring.percentile(0.999), flooded, planned, capReclaims);
     }
 
     /** get + release of honest pair {@code i}, then create + deleteOrGet of a new pair with its key; ns. */
