@@ -46,6 +46,7 @@ public class Baseline {
         Integer[] boxedKey;
         int[] index;
 
+        /** Fills the map with the pairs {@code (keyOf(i), i)} of the load and draws the index. */
         @Setup(Level.Trial)
         public void setUp() {
             if (!Backends.CHM.equals(backend)) {
