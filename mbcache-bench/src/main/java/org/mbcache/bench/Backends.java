@@ -52,6 +52,15 @@ public final class Backends {
     public static final String BELOW = "below";
     /** {@code maxEntries} of the {@link #BELOW} regime: 2^24, above anything a measurement iteration creates. */
     public static final long BELOW_MAX_ENTRIES = 1L << 24;
+    /**
+     * mbcache's {@code bucketBits} for {@code createNew} below the bound ({@link Growing}):
+     * 2^16 buckets, so the 65,536-pair fill is 1 a bucket and the up to ~1,000,000 pairs one
+     * quick-run iteration adds (150 ms) take the chains to about the design load's 16, not past it.
+     * At bucketBits 12 they would take every chain to ~250, and creates would measure chain scans
+     * (or the chain cap) instead of a cache with room; at 20 nearly every create would be the first
+     * of its bucket and allocate the bucket's arrays.
+     */
+    public static final int BELOW_CREATE_BUCKET_BITS = 16;
 
     /**
      * The one fixed seed of {@code MbCache}'s keyed bucket index in every benchmark, so that runs

@@ -16,10 +16,10 @@ import org.openjdk.jmh.annotations.TearDown;
  *   <li>{@link Backends#AT}: maxEntries 65,536, so every create of a never-seen pair pushes the
  *       cache over its bound and reclaim (Caffeine: eviction) runs;</li>
  *   <li>{@link Backends#BELOW}: maxEntries {@value Backends#BELOW_MAX_ENTRIES}, so nothing is
- *       reclaimed; new pairs pile up during an iteration (the cache fills up, as after a restart)
- *       and the teardown of each iteration brings the cache back to 65,536 entries, outside the
- *       measurement.</li>
+ *       reclaimed.</li>
  * </ul>
+ * mbcache has the design load's geometry (bucketBits 12, 16 a bucket) unless a subclass says
+ * otherwise ({@link Growing}).
  */
 @State(Scope.Benchmark)
 public class Filled {
@@ -47,32 +47,13 @@ public class Filled {
         if (Backends.isRaw(backend)) {
             raw = Populated.filledRaw(bound, boxed);
         } else {
-            cache = Populated.filledDedup(backend, Backends.maxEntries(bound), keys, values);
+            cache = Populated.filledDedup(backend, bucketBits(), Backends.maxEntries(bound), keys, values);
         }
     }
 
-    /**
-     * Below the bound, takes the cache back to the design load after each iteration (oldest
-     * entries first), so every iteration starts from the same fill and none ever reaches the bound.
-     */
-    @TearDown(Level.Iteration)
-    public void backToDesignLoad() {
-        if (!Backends.BELOW.equals(bound)) {
-            return;
-        }
-        int n = Backends.MAX_ENTRIES;
-        if (raw != null) {
-            raw.policy().eviction().ifPresent(e -> {
-                e.setMaximum(n);
-                raw.cleanUp();
-                e.setMaximum(Backends.BELOW_MAX_ENTRIES);
-            });
-            return;
-        }
-        // a pass gives referenced entries a second chance instead of freeing them: a few passes
-        for (int pass = 0; pass < 4 && cache.size() > n; pass++) {
-            cache.shrink(cache.size() - n);
-        }
+    /** mbcache's bucketBits: the design load's. */
+    int bucketBits() {
+        return Backends.BUCKET_BITS;
     }
 
     @TearDown(Level.Trial)

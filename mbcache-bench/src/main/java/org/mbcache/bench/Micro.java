@@ -31,7 +31,7 @@ public class Micro {
 
     /** Create of a never-seen pair in a full bounded cache: reclaim (or eviction) keeps running. */
     @Benchmark
-    public boolean createNew(Filled s, Cursor c) {
+    public boolean createNew(Growing s, Cursor c) {
         long v = c.next++;
         if (s.raw != null) {
             Long id = v; // Caffeine needs a boxed key: part of its cost

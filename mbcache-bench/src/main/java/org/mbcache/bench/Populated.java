@@ -91,7 +91,12 @@ public class Populated {
 
     /** A new DedupCache backend at the design load's geometry holding the given pairs, all reusable. */
     public static DedupCache filledDedup(String backend, long maxEntries, int[] keys, long[] values) {
-        DedupCache cache = Backends.dedup(backend, Backends.BUCKET_BITS, maxEntries, Backends.executor());
+        return filledDedup(backend, Backends.BUCKET_BITS, maxEntries, keys, values);
+    }
+
+    /** A new DedupCache backend ({@code bucketBits}: mbcache's) holding the given pairs, all reusable. */
+    public static DedupCache filledDedup(String backend, int bucketBits, long maxEntries, int[] keys, long[] values) {
+        DedupCache cache = Backends.dedup(backend, bucketBits, maxEntries, Backends.executor());
         for (int i = 0; i < keys.length; i++) {
             if (!cache.create(keys[i], values[i], true)) {
                 throw new IllegalStateException(backend + ": create of a new pair returned false");

@@ -32,7 +32,8 @@ public final class Report {
         b.append("- Run: ").append(runNote).append("\n\n");
         b.append("## Micro-benchmarks\n\n");
         b.append("Design load: bucketBits 12, 65,536 live pairs (16 per bucket); `bound=at`: maxEntries 65,536 (the cache "
-                + "at its bound: creates make reclaim run), `bound=below`: maxEntries 2^24 (nothing is reclaimed). Keys uniform "
+                + "at its bound: creates make reclaim run), `bound=below`: maxEntries 2^24 (nothing is reclaimed; `createNew` there: bucketBits 16, "
+                + "the cache grows during an iteration). Keys uniform "
                 + "unless the params say otherwise. `Mixed.mixed` is 1 reader + 1 writer thread; `Baseline.findFirstHit` "
                 + "(`chm`) is a plain ConcurrentHashMap<Integer, long[]> lookup of the same pairs.\n\n");
         b.append(table.markdown(tsc)).append('\n');
