@@ -50,6 +50,7 @@ public final class Flood {
     public static final String ONE_KEY = "one-key";
     /** Distinct keys, one bucket by the kernel's {@code hash_32}. */
     public static final String ONE_BUCKET = "one-bucket";
+    /** Both floods, in the order they run. */
     public static final List<String> KINDS = List.of(ONE_KEY, ONE_BUCKET);
 
     /** The two sizes of the issue: maxEntries 65,536 (bucketBits 12) and 1,048,576 (bucketBits 16). */

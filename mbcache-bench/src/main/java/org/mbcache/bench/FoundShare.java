@@ -40,8 +40,11 @@ import org.mbcache.caffeine.CaffeineDedupCache;
  * share found with an unbounded one ({@code chainCap(Integer.MAX_VALUE)}); the target is 99.9%.
  */
 public final class FoundShare {
+    /** The block size: a file system's 4 KiB. */
     public static final int BLOCK = 4096;
+    /** ext4's {@code bucket_bits} for its xattr block cache: 1,024 buckets. */
     public static final int BUCKET_BITS = 10;
+    /** ext4's cache size: 16 entries a bucket. */
     public static final int MAX_ENTRIES = 16_384;
     /** At most this many blocks are read (256 MiB of files), to bound the run. */
     public static final int MAX_BLOCKS = 1 << 16;
