@@ -23,6 +23,11 @@ public final class Backends {
     public static final String CAFFEINE = "caffeine";
     /** A plain Caffeine {@code Cache<Long, Long>} doing the nearest single-key operation: the floor. */
     public static final String CAFFEINE_RAW = "caffeine-raw";
+    /**
+     * {@link Baseline} only: a plain {@code ConcurrentHashMap<Integer, long[]>} from a key to its
+     * pairs' values, no reference counts, no bound: the floor of a lookup.
+     */
+    public static final String CHM = "chm";
     /** xattr-bench only: no cache at all, every set writes a new block. */
     public static final String NONE = "none";
 
@@ -31,7 +36,37 @@ public final class Backends {
 
     /** The kernel's design load: 2^12 buckets, 16 entries per bucket, 65,536 entries. */
     public static final int BUCKET_BITS = 12;
+    /** The bound of every backend at the design load: the fill of the {@link #AT} regime. */
     public static final int MAX_ENTRIES = 1 << 16;
+
+    /**
+     * The regime where the cache sits at its bound ({@code maxEntries} = the fill, 65,536): a steady
+     * cache. Every create of a new pair makes reclaim (Caffeine: eviction) run, and the Caffeine
+     * backend's lookups pin and unpin against that eviction.
+     */
+    public static final String AT = "at";
+    /**
+     * The regime where the cache is far below its bound (a cache filling up after a restart): the same
+     * pairs, the same buckets, {@code maxEntries} {@value #BELOW_MAX_ENTRIES}, so nothing is reclaimed.
+     */
+    public static final String BELOW = "below";
+    /** {@code maxEntries} of the {@link #BELOW} regime: 2^24, above anything a measurement iteration creates. */
+    public static final long BELOW_MAX_ENTRIES = 1L << 24;
+    /**
+     * mbcache's {@code bucketBits} for {@code createNew} below the bound ({@link Growing}):
+     * 2^16 buckets, so the 65,536-pair fill is 1 a bucket and the up to ~1,000,000 pairs one
+     * quick-run iteration adds (150 ms) take the chains to about the design load's 16, not past it.
+     * At bucketBits 12 they would take every chain to ~250, and creates would measure chain scans
+     * (or the chain cap) instead of a cache with room; at 20 nearly every create would be the first
+     * of its bucket and allocate the bucket's arrays.
+     */
+    public static final int BELOW_CREATE_BUCKET_BITS = 16;
+
+    /**
+     * The one fixed seed of {@code MbCache}'s keyed bucket index in every benchmark, so that runs
+     * place the same keys in the same buckets (the library's default is a random seed per cache).
+     */
+    public static final long HASH_SEED = 0x6D62_6361_6368_6531L;
 
     private Backends() {}
 
@@ -53,16 +88,34 @@ public final class Backends {
         }
     }
 
+    /** Whether the backend is the plain Caffeine floor rather than a {@link DedupCache}. */
     public static boolean isRaw(String backend) {
         return CAFFEINE_RAW.equals(backend);
     }
 
-    /** A DedupCache backend at the design load's geometry. */
+    /** A DedupCache backend at the design load's geometry, with the design load's bound. */
     public static DedupCache dedup(String backend) {
         return dedup(backend, BUCKET_BITS, MAX_ENTRIES, executor());
     }
 
-    /** A DedupCache backend; {@code bucketBits} matters to the mbcache backends only. */
+    /**
+     * {@code maxEntries} of a regime.
+     *
+     * @param bound {@link #AT} or {@link #BELOW}
+     * @throws IllegalArgumentException for any other name
+     */
+    public static long maxEntries(String bound) {
+        switch (bound) {
+            case AT: return MAX_ENTRIES;
+            case BELOW: return BELOW_MAX_ENTRIES;
+            default: throw new IllegalArgumentException("unknown bound: " + bound + " (expected at or below)");
+        }
+    }
+
+    /**
+     * A DedupCache backend; {@code bucketBits} matters to the mbcache backends only, which get the
+     * fixed {@link #HASH_SEED}.
+     */
     public static DedupCache dedup(String backend, int bucketBits, long maxEntries, Executor executor) {
         switch (backend) {
             case MBCACHE:
@@ -86,6 +139,7 @@ public final class Backends {
                 .maxEntries(maxEntries)
                 .executor(executor)
                 .createStrategy(strategy)
+                .hashSeed(HASH_SEED)
                 .build();
     }
 
@@ -94,7 +148,8 @@ public final class Backends {
         return Caffeine.newBuilder().maximumSize(maxEntries).executor(executor).build();
     }
 
-    public static Cache<Long, Long> raw() {
-        return raw(MAX_ENTRIES, executor());
+    /** The caffeine-raw floor with the bound of a regime ({@link #maxEntries(String)}). */
+    public static Cache<Long, Long> raw(String bound) {
+        return raw(maxEntries(bound), executor());
     }
 }

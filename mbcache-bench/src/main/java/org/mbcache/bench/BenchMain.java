@@ -7,6 +7,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import org.mbcache.bench.report.FloodTable;
+import org.mbcache.bench.report.JmhResults;
+import org.mbcache.bench.report.Measured;
+import org.mbcache.bench.report.RatioChart;
+import org.mbcache.bench.report.Report;
+import org.mbcache.bench.report.ResultTable;
+import org.mbcache.bench.report.Targets;
+import org.mbcache.bench.report.Tsc;
 
 /**
  * {@code java -jar mbcache-bench.jar [command]}:
@@ -17,7 +25,10 @@ import java.util.Set;
  *       unless ARGS choose their own, then prints the table;</li>
  *   <li>{@code table FILE.json...}: the table, targets and chart from JMH JSON files;</li>
  *   <li>{@code memory [BACKEND...]}: retained memory per entry (with JOL: slow);</li>
- *   <li>{@code xattr BACKEND [warmMs measureMs]}: xattr-bench for one backend, in this JVM.</li>
+ *   <li>{@code xattr BACKEND [warmMs measureMs]}: xattr-bench for one backend, in this JVM;</li>
+ *   <li>{@code flood [BACKEND...] [--sizes N,...] [--budget-ms MS]}: the flood benchmark ({@link Flood}),
+ *       one JVM per backend, then its table and targets;</li>
+ *   <li>{@code foundshare [SOURCE]}: the real-file found-share ({@link FoundShare}), in this JVM.</li>
  * </ul>
  */
 public final class BenchMain {
@@ -45,6 +56,12 @@ public final class BenchMain {
             case "xattr":
                 XattrBench.main(rest);
                 break;
+            case "flood":
+                flood(rest);
+                break;
+            case "foundshare":
+                FoundShare.main(rest);
+                break;
             case "-h":
             case "--help":
             case "help":
@@ -63,7 +80,53 @@ public final class BenchMain {
                 "       java -jar mbcache-bench.jar jmh [JMH args]  JMH itself: the full suite, or e.g. -l, 'Micro.findFirstHit -f 3 -t 2'",
                 "       java -jar mbcache-bench.jar table FILE.json...  table + targets + chart from JMH JSON",
                 "       java -jar mbcache-bench.jar memory [BACKEND...]  retained bytes per entry (JOL + heap delta)",
-                "       java -jar mbcache-bench.jar xattr BACKEND [warmMs measureMs]"));
+                "       java -jar mbcache-bench.jar xattr BACKEND [warmMs measureMs]",
+                "       java -jar mbcache-bench.jar flood [BACKEND...] [--sizes 65536,1048576] [--budget-ms 3000]",
+                "       java -jar mbcache-bench.jar foundshare [SOURCE.zip|DIR]  duplicates found with the chain cap vs unbounded"));
+    }
+
+    /**
+     * The flood benchmark for the named backends (default: every DedupCache backend), each in a
+     * fresh JVM, at each size; prints the table and the flood targets, writes {@code flood.md}.
+     */
+    static void flood(String[] args) throws Exception {
+        List<String> backends = new ArrayList<>();
+        String sizes = Flood.SIZES[0] + "," + Flood.SIZES[1];
+        String budget = "3000";
+        for (int i = 0; i < args.length; i++) {
+            if ((args[i].equals("--sizes") || args[i].equals("--budget-ms")) && i + 1 < args.length) {
+                if (args[i].equals("--sizes")) {
+                    sizes = args[++i];
+                } else {
+                    budget = args[++i];
+                }
+            } else if (Backends.DEDUP.contains(args[i])) {
+                backends.add(args[i]);
+            } else {
+                System.err.println("flood: unknown argument " + args[i] + " (backends: " + Backends.DEDUP + ")");
+                System.exit(2);
+            }
+        }
+        if (backends.isEmpty()) {
+            backends.addAll(Backends.DEDUP);
+        }
+        List<Flood.Result> results = new ArrayList<>();
+        for (String b : backends) {
+            System.out.println("# flood " + b + " maxEntries " + sizes + ", phases of at most " + budget + " ms");
+            // a heap that holds 1,048,576 Caffeine-backend entries without collecting all the time
+            QuickRun.childJvm(Flood.class, List.of("-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"), List.of(b, sizes, budget), line -> {
+                System.out.println(line);
+                results.add(Flood.Result.parse(line));
+            }, System.out);
+        }
+        ResultTable none = new ResultTable(List.of());
+        String report = "# mbcache-bench flood\n\n- Machine: " + Report.machine() + "\n\n" + FloodTable.markdown(results)
+                + "\n" + Targets.markdown(Targets.evaluate(none, Tsc.detect(), new Measured(List.of(), List.of(), results, List.of()))
+                        .stream().filter(t -> t.name().contains("flood")).toList());
+        Files.createDirectories(resultsDir());
+        Files.writeString(resultsDir().resolve("flood.md"), report, StandardCharsets.UTF_8);
+        System.out.println(report);
+        System.out.println("Wrote " + resultsDir().resolve("flood.md"));
     }
 
     private static final Set<String> INFO = Set.of("-l", "-lp", "-lprof", "-lrf", "-h", "--help", "-help");
@@ -121,7 +184,7 @@ public final class BenchMain {
         Tsc tsc = Tsc.detect();
         String note = "from " + String.join(", ", files) + "; " + (forks == Integer.MAX_VALUE ? "?" : forks)
                 + " fork(s) per result" + (forks < 3 ? " — for publication use at least -f 3" : "");
-        String report = Report.markdown(note, rows, tsc, List.of(), List.of());
+        String report = Report.markdown(note, rows, tsc, Measured.none());
         Files.createDirectories(resultsDir());
         Files.writeString(resultsDir().resolve("results-table.md"), report, StandardCharsets.UTF_8);
         Files.writeString(resultsDir().resolve("ratios-table.svg"),

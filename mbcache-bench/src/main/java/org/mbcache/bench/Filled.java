@@ -10,13 +10,25 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * A bounded cache (maxEntries 65,536) filled to the design load, for the write benchmarks: every
- * create of a never-seen pair pushes it over its bound, so reclaim (or Caffeine's eviction) runs.
+ * A cache filled with 65,536 pairs (the design load), for the write benchmarks, in one of two
+ * regimes:
+ * <ul>
+ *   <li>{@link Backends#AT}: maxEntries 65,536, so every create of a never-seen pair pushes the
+ *       cache over its bound and reclaim (Caffeine: eviction) runs;</li>
+ *   <li>{@link Backends#BELOW}: maxEntries {@value Backends#BELOW_MAX_ENTRIES}, so nothing is
+ *       reclaimed.</li>
+ * </ul>
+ * mbcache has the design load's geometry (bucketBits 12, 16 a bucket) unless a subclass says
+ * otherwise ({@link Growing}).
  */
 @State(Scope.Benchmark)
 public class Filled {
     @Param({Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE, Backends.CAFFEINE_RAW})
     public String backend;
+
+    /** The regime: {@link Backends#AT} the bound or far {@link Backends#BELOW} it. */
+    @Param({Backends.AT, Backends.BELOW})
+    public String bound;
 
     public DedupCache cache;
     public Cache<Long, Long> raw;
@@ -33,10 +45,15 @@ public class Filled {
             boxed[i] = (long) i;
         }
         if (Backends.isRaw(backend)) {
-            raw = Populated.filledRaw(boxed);
+            raw = Populated.filledRaw(bound, boxed);
         } else {
-            cache = Populated.filledDedup(backend, keys, values);
+            cache = Populated.filledDedup(backend, bucketBits(), Backends.maxEntries(bound), keys, values);
         }
+    }
+
+    /** mbcache's bucketBits: the design load's. */
+    int bucketBits() {
+        return Backends.BUCKET_BITS;
     }
 
     @TearDown(Level.Trial)

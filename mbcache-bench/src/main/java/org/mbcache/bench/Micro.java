@@ -14,7 +14,9 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The micro-benchmarks: one DedupCache operation (or ext4's short sequence of them) per call,
  * at the kernel's design load. Keys come from a pre-generated index through a per-thread cursor;
- * results are returned, so nothing is dead code. Run each at 1 and 2 threads ({@code -t 1}, {@code -t 2}).
+ * results are returned, so nothing is dead code. Run each at 1 and 2 threads ({@code -t 1}, {@code -t 2}),
+ * and in both regimes of its state's {@code bound} param: at the bound (maxEntries = the fill) and
+ * far below it ({@link Backends#AT}, {@link Backends#BELOW}).
  *
  * <p>caffeine-raw does the nearest single-key Caffeine operation on pre-boxed ids:
  * {@code getIfPresent} for lookups, {@code asMap().putIfAbsent} for creates, {@code asMap().remove}
@@ -29,7 +31,7 @@ public class Micro {
 
     /** Create of a never-seen pair in a full bounded cache: reclaim (or eviction) keeps running. */
     @Benchmark
-    public boolean createNew(Filled s, Cursor c) {
+    public boolean createNew(Growing s, Cursor c) {
         long v = c.next++;
         if (s.raw != null) {
             Long id = v; // Caffeine needs a boxed key: part of its cost

@@ -31,6 +31,10 @@ public class Populated {
     @Param({KeyIndex.UNIFORM, KeyIndex.ZIPF})
     public String keys;
 
+    /** The regime: {@link Backends#AT} the bound (maxEntries 65,536) or far {@link Backends#BELOW} it. */
+    @Param({Backends.AT, Backends.BELOW})
+    public String bound;
+
     /** Exactly one of {@code cache} and {@code raw} is set. */
     public DedupCache cache;
     public Cache<Long, Long> raw;
@@ -78,20 +82,21 @@ public class Populated {
             }
         }
         index = KeyIndex.generate(keys, n, 0x5EED);
-        fill(n);
-    }
-
-    void fill(int n) {
         if (Backends.isRaw(backend)) {
-            raw = filledRaw(boxedPair);
+            raw = filledRaw(bound, boxedPair);
         } else {
-            cache = filledDedup(backend, pairKey, pairValue);
+            cache = filledDedup(backend, Backends.maxEntries(bound), pairKey, pairValue);
         }
     }
 
-    /** A new DedupCache backend holding the given pairs, all reusable. */
-    public static DedupCache filledDedup(String backend, int[] keys, long[] values) {
-        DedupCache cache = Backends.dedup(backend);
+    /** A new DedupCache backend at the design load's geometry holding the given pairs, all reusable. */
+    public static DedupCache filledDedup(String backend, long maxEntries, int[] keys, long[] values) {
+        return filledDedup(backend, Backends.BUCKET_BITS, maxEntries, keys, values);
+    }
+
+    /** A new DedupCache backend ({@code bucketBits}: mbcache's) holding the given pairs, all reusable. */
+    public static DedupCache filledDedup(String backend, int bucketBits, long maxEntries, int[] keys, long[] values) {
+        DedupCache cache = Backends.dedup(backend, bucketBits, maxEntries, Backends.executor());
         for (int i = 0; i < keys.length; i++) {
             if (!cache.create(keys[i], values[i], true)) {
                 throw new IllegalStateException(backend + ": create of a new pair returned false");
@@ -101,9 +106,9 @@ public class Populated {
         return cache;
     }
 
-    /** A new caffeine-raw cache holding each pair id mapped to itself. */
-    public static Cache<Long, Long> filledRaw(Long[] ids) {
-        Cache<Long, Long> raw = Backends.raw();
+    /** A new caffeine-raw cache with the bound of a regime, holding each pair id mapped to itself. */
+    public static Cache<Long, Long> filledRaw(String bound, Long[] ids) {
+        Cache<Long, Long> raw = Backends.raw(bound);
         for (Long id : ids) {
             raw.put(id, id);
         }

@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,8 +13,19 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
+import org.mbcache.bench.report.JmhResults;
+import org.mbcache.bench.report.Measured;
+import org.mbcache.bench.report.ProgressFormat;
+import org.mbcache.bench.report.RatioChart;
+import org.mbcache.bench.report.Report;
+import org.mbcache.bench.report.ResultTable;
+import org.mbcache.bench.report.Tsc;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Group;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
@@ -24,16 +36,28 @@ import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * The main job: a curated quick comparison (all backends, the main operations, 1 and 2 threads,
- * the seed experiment, retained memory, xattr-bench) that fits in about 5 minutes on 2 cores.
+ * at and below the bound, the ConcurrentHashMap baseline, the seed experiment, retained memory,
+ * xattr-bench, the flood at maxEntries 65,536, the real-file found-share) that fits in about
+ * 5 minutes on 2 cores. Its iterations are short so that both regimes fit: one fork of
+ * 2 x 100 ms warm-up + 3 x 150 ms measurement per JMH run.
  */
 final class QuickRun {
     static final int FORKS = 1;
     static final int WARMUP_ITERATIONS = 2;
-    static final int WARMUP_MS = 200;
+    static final int WARMUP_MS = 100;
     static final int MEASURE_ITERATIONS = 3;
-    static final int MEASURE_MS = 250;
-    /** Measured here: fork start, heap pre-touch, setup and teardown per JMH run. */
-    static final double FORK_OVERHEAD_S = 3.3;
+    static final int MEASURE_MS = 150;
+    /**
+     * Fork start, heap pre-touch, setup and teardown per JMH run: about 1.0 s in the last quiet run
+     * on this VM ((175 s - memory - xattr-bench) / 54 runs - the iterations), 1.3 s with a margin.
+     */
+    static final double FORK_OVERHEAD_S = 1.3;
+    /** Measured here: retained memory, ~3-4 s a backend, CaffeineDedupCache ~20 s (slow fill, 1.2 s full GCs). */
+    static final double MEMORY_S = 34.0;
+    /** The flood's time budget per phase in the main job; a phase stops there, whatever it has done. */
+    static final long FLOOD_BUDGET_MS = 600;
+    /** Measured here: the found-share over the JDK's src.zip, both backends, one JVM. */
+    static final double FOUND_SHARE_S = 8.0;
     static final String[] FORK_JVM = {"-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch"};
     static final int XATTR_WARM_MS = 120;
     static final int XATTR_MEASURE_MS = 250;
@@ -47,10 +71,46 @@ final class QuickRun {
     static final String[] WALK = {Backends.MBCACHE, Backends.CAFFEINE};
     static final List<String> MEMORY_BACKENDS = List.of(ALL);
 
-    /** One JMH invocation: a regex, explicit params (so the run count is known), a thread count. */
-    record Step(String regex, Map<String, String[]> params, int threads) {
+    /**
+     * One JMH invocation: benchmarks named by their class and method (or {@code @Group}) names,
+     * explicit params (so the run count is known), a thread count. The names are checked against
+     * the class when the step is made, so a renamed or removed benchmark fails the plan loudly
+     * instead of silently matching nothing.
+     */
+    record Step(Class<?> benchmarks, List<String> methods, Map<String, String[]> params, int threads) {
+        Step {
+            Objects.requireNonNull(benchmarks, "benchmarks");
+            methods = List.copyOf(methods);
+            if (methods.isEmpty()) {
+                throw new IllegalArgumentException(benchmarks.getSimpleName() + ": a step needs at least one benchmark");
+            }
+            for (String m : methods) {
+                if (!isBenchmark(benchmarks, m)) {
+                    throw new IllegalStateException(benchmarks.getName() + " has no @Benchmark method or @Group named '"
+                            + m + "': was it renamed? Update QuickRun.steps()");
+                }
+            }
+            params = new LinkedHashMap<>(params);
+        }
+
+        Step(Class<?> benchmarks, String method, Map<String, String[]> params, int threads) {
+            this(benchmarks, List.of(method), params, threads);
+        }
+
+        /** The JMH include regex: exactly these benchmarks of exactly this class. */
+        String regex() {
+            return "^" + Pattern.quote(benchmarks.getName() + ".") + "(" + String.join("|", methods) + ")$";
+        }
+
+        /** {@code Micro.(createNew|churn)}, for the plan. */
+        String shortName() {
+            return benchmarks.getSimpleName() + "."
+                    + (methods.size() == 1 ? methods.get(0) : "(" + String.join("|", methods) + ")");
+        }
+
+        /** JMH runs: benchmarks times their param combinations. */
         int runs() {
-            int n = 1;
+            int n = methods.size();
             for (String[] v : params.values()) {
                 n *= v.length;
             }
@@ -58,30 +118,67 @@ final class QuickRun {
         }
     }
 
+    /**
+     * Whether {@code name} is what JMH calls a benchmark of {@code c}: a {@code @Benchmark}
+     * method's name, or its {@code @Group}'s.
+     */
+    static boolean isBenchmark(Class<?> c, String name) {
+        for (Method m : c.getMethods()) {
+            if (!m.isAnnotationPresent(Benchmark.class)) {
+                continue;
+            }
+            Group g = m.getAnnotation(Group.class);
+            if (g != null ? g.value().equals(name) : m.getName().equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static final String[] REGIMES = {Backends.AT, Backends.BELOW};
+    static final String[] FULL = {Populated.FULL};
+    static final String[] UNIFORM = {KeyIndex.UNIFORM};
+
+    /**
+     * Every micro-benchmark at 1 and 2 threads, at and below the bound, then the light load, the
+     * mixed group (both regimes), the ConcurrentHashMap baseline and the 2019 experiment.
+     */
     static List<Step> steps() {
         List<Step> steps = new ArrayList<>();
-        String writes = "org\\.mbcache\\.bench\\.Micro\\.(createNew|createDuplicate|churn)$";
-        String lookups = "org\\.mbcache\\.bench\\.Micro\\.(findFirstHit|findFirstMiss|getRelease)$";
+        List<String> writes = List.of("createNew", "createDuplicate", "churn");
+        List<String> lookups = List.of("findFirstHit", "findFirstMiss", "getRelease");
         for (int t : new int[] {1, 2}) {
-            steps.add(new Step(writes, params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), t));
-            steps.add(new Step(lookups, params("backend", LOOKUP, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), t));
-            steps.add(new Step("org\\.mbcache\\.bench\\.Micro\\.findCompareTouch$",
-                    params("backend", WALK, "keys", new String[] {"uniform"}), t));
+            steps.add(new Step(Micro.class, writes, params("backend", ALL, "bound", REGIMES, "load", FULL, "keys", UNIFORM), t));
+            steps.add(new Step(Micro.class, lookups, params("backend", LOOKUP, "bound", REGIMES, "load", FULL, "keys", UNIFORM), t));
+            steps.add(new Step(Micro.class, "findCompareTouch", params("backend", WALK, "bound", REGIMES, "keys", UNIFORM), t));
+            steps.add(new Step(Baseline.class, "findFirstHit", params("backend", new String[] {Backends.CHM}, "load", FULL, "keys", UNIFORM), t));
         }
-        // the light load (1 per bucket, cache-resident) for the hit-vs-raw target, 1 thread
-        steps.add(new Step("org\\.mbcache\\.bench\\.Micro\\.findFirstHit$", params("backend",
-                new String[] {Backends.MBCACHE, Backends.CAFFEINE_RAW}, "load", new String[] {"light"}, "keys", new String[] {"uniform"}), 1));
-        steps.add(new Step("org\\.mbcache\\.bench\\.Mixed\\.mixed$",
-                params("backend", ALL, "load", new String[] {"full"}, "keys", new String[] {"uniform"}), 2));
-        steps.add(new Step("org\\.mbcache\\.bench\\.SeedCreate\\.create$",
+        // the light load (1 per bucket, cache-resident, so below the bound) for the hit-vs-raw target, 1 thread
+        String[] light = {Populated.LIGHT};
+        steps.add(new Step(Micro.class, "findFirstHit", params("backend",
+                new String[] {Backends.MBCACHE, Backends.CAFFEINE_RAW}, "bound", new String[] {Backends.BELOW}, "load", light, "keys", UNIFORM), 1));
+        steps.add(new Step(Baseline.class, "findFirstHit", params("backend", new String[] {Backends.CHM}, "load", light, "keys", UNIFORM), 1));
+        steps.add(new Step(Mixed.class, "mixed", params("backend", ALL, "bound", REGIMES, "load", FULL, "keys", UNIFORM), 2));
+        steps.add(new Step(SeedCreate.class, "create",
                 params("backend", new String[] {Backends.MBCACHE_ALLOCFIRST, Backends.MBCACHE}, "dupPercent", new String[] {"90"}), 1));
         return steps;
     }
 
-    /** JMH runs per step: benchmarks matched by the regex times their param combinations. */
-    static int runsOf(Step s) {
-        int benchmarks = s.regex().contains("(") ? s.regex().split("\\|").length : 1;
-        return benchmarks * s.runs();
+    /** Seconds of the xattr-bench: one JVM a backend. */
+    static double xattrSeconds() {
+        return XattrBench.BACKENDS.size()
+                * (2.0 + (4 + XattrBench.THREADS.length * XattrBench.VALUES.length) * (XATTR_WARM_MS + XATTR_MEASURE_MS) / 1000.0);
+    }
+
+    /** Seconds of the flood at 65,536: one JVM a backend, two floods, each at most 3 phases of the budget plus the fill. */
+    static double floodSeconds() {
+        return Backends.DEDUP.size() * (1.0 + Flood.KINDS.size() * (3 * FLOOD_BUDGET_MS / 1000.0 + 0.5));
+    }
+
+    /** The plan's estimate of the whole job, in seconds. */
+    static double plannedSeconds(List<Step> steps) {
+        int runs = steps.stream().mapToInt(Step::runs).sum();
+        return runs * secondsPerRun() + MEMORY_S + xattrSeconds() + floodSeconds() + FOUND_SHARE_S;
     }
 
     private static Map<String, String[]> params(Object... kv) {
@@ -108,11 +205,10 @@ final class QuickRun {
         Tsc tsc = Tsc.detect();
         boolean perf = Tsc.perfCountersWork();
         List<Step> steps = steps();
-        int jmhRuns = steps.stream().mapToInt(QuickRun::runsOf).sum();
+        int jmhRuns = steps.stream().mapToInt(Step::runs).sum();
         double jmhSeconds = jmhRuns * secondsPerRun();
-        double memSeconds = 34.0; // measured: ~3-4 s each, CaffeineDedupCache ~20 s (slow fill, 1.2 s full GCs)
-        double xattrSeconds = XattrBench.BACKENDS.size()
-                * (2.0 + (4 + XattrBench.THREADS.length * XattrBench.VALUES.length) * (XATTR_WARM_MS + XATTR_MEASURE_MS) / 1000.0);
+        double memSeconds = MEMORY_S;
+        double xattrSeconds = xattrSeconds();
 
         out.println("mbcache-bench quick comparison");
         out.println("Machine: " + Report.machine());
@@ -122,8 +218,8 @@ final class QuickRun {
         out.println();
         out.println("Plan:");
         for (Step s : steps) {
-            out.printf(Locale.ROOT, "  %3d runs  t=%d  %s  %s%n", runsOf(s), s.threads(),
-                    s.regex().replace("org\\.mbcache\\.bench\\.", "").replace("\\.", "."), describe(s.params()));
+            out.printf(Locale.ROOT, "  %3d runs  t=%d  %s  %s%n", s.runs(), s.threads(),
+                    s.shortName(), describe(s.params()));
         }
         out.printf(Locale.ROOT, "  JMH: %d runs x ~%.1f s (fork start + pre-touch ~%.0f s, %d x %d + %d x %d ms) = ~%.0f s%n",
                 jmhRuns, secondsPerRun(), FORK_OVERHEAD_S, WARMUP_ITERATIONS, WARMUP_MS, MEASURE_ITERATIONS, MEASURE_MS, jmhSeconds);
@@ -131,7 +227,10 @@ final class QuickRun {
                 MEMORY_BACKENDS.size(), memSeconds);
         out.printf(Locale.ROOT, "  xattr-bench: %d backends x T=1,2,4 x V=10,1000, one JVM per backend = ~%.0f s%n",
                 XattrBench.BACKENDS.size(), xattrSeconds);
-        out.printf(Locale.ROOT, "  total: ~%.0f s (budget 300 s)%n%n", jmhSeconds + memSeconds + xattrSeconds);
+        out.printf(Locale.ROOT, "  flood: %d backends x %d floods at maxEntries 65,536, phases of at most %d ms = ~%.0f s%n",
+                Backends.DEDUP.size(), Flood.KINDS.size(), FLOOD_BUDGET_MS, floodSeconds());
+        out.printf(Locale.ROOT, "  found-share: real files, default chain cap vs unbounded = ~%.0f s%n", FOUND_SHARE_S);
+        out.printf(Locale.ROOT, "  total: ~%.0f s (budget 300 s)%n%n", plannedSeconds(steps));
 
         ProgressFormat progress = new ProgressFormat(out, tsc, jmhRuns, start);
         List<Path> jsons = new ArrayList<>();
@@ -195,10 +294,29 @@ final class QuickRun {
             }, out);
         }
 
-        String report = Report.markdown(runNote(), JmhResults.read(merged), tsc, memory, xattr);
+        out.printf(Locale.ROOT, "%n[%4.0fs] flood (maxEntries 65,536)%n", (System.nanoTime() - start) / 1e9);
+        List<Flood.Result> flood = new ArrayList<>();
+        for (String b : Backends.DEDUP) {
+            childJvm(Flood.class, List.of(b, String.valueOf(Flood.SIZES[0]), String.valueOf(FLOOD_BUDGET_MS)), line -> {
+                Flood.Result r = Flood.Result.parse(line);
+                flood.add(r);
+                out.printf(Locale.ROOT, "  %-20s %-10s attacker %.0f ns (x%.1f honest), victims x%.1f, honest p99.9 x%.1f%n",
+                        b, r.flood(), r.attackerNs(), r.attackerRatio(), r.victimRatio(), r.honestP999Ratio());
+            }, out);
+        }
+
+        out.printf(Locale.ROOT, "%n[%4.0fs] found-share (real files)%n", (System.nanoTime() - start) / 1e9);
+        List<FoundShare.Result> share = new ArrayList<>();
+        childJvm(FoundShare.class, List.of(), line -> {
+            FoundShare.Result r = FoundShare.Result.parse(line);
+            share.add(r);
+            out.printf(Locale.ROOT, "  %-20s %.2f%% (%d of %d duplicates found)%n", r.backend(), 100 * r.share(),
+                    r.foundCapped(), r.foundUnbounded());
+        }, out);
+
+        String report = Report.markdown(runNote(), JmhResults.read(merged), tsc, new Measured(memory, xattr, flood, share));
         double wall = (System.nanoTime() - start) / 1e9;
-        report += String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall,
-                jmhSeconds + memSeconds + xattrSeconds);
+        report += String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall, plannedSeconds(steps));
         Files.writeString(dir.resolve("results.md"), report, StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("ratios.svg"),
                 RatioChart.svg(new ResultTable(JmhResults.read(merged)), "mbcache-bench: speed-up over caffeine (quick run)"),
@@ -235,12 +353,24 @@ final class QuickRun {
         return b.append("]\n").toString();
     }
 
-    /** Runs {@code main} of a class in a fresh JVM like JMH's forks; hands each stdout line to {@code lines}. */
+    /** The prefixes of the result lines the child JVMs print; every other line is echoed. */
+    static final List<String> RESULT_LINES = List.of("MEMORY ", "XATTR ", "FLOOD ", "FOUNDSHARE ");
+
+    /**
+     * Runs {@code main} of a class in a fresh JVM like JMH's forks; hands each result line of its
+     * stdout to {@code lines} and echoes the others.
+     */
     static void childJvm(Class<?> main, List<String> args, Consumer<String> lines, PrintStream out)
+            throws IOException, InterruptedException {
+        childJvm(main, List.of(FORK_JVM), args, lines, out);
+    }
+
+    /** {@link #childJvm(Class, List, Consumer, PrintStream)} with these JVM options instead of the forks'. */
+    static void childJvm(Class<?> main, List<String> jvmOptions, List<String> args, Consumer<String> lines, PrintStream out)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(List.of(FORK_JVM));
+        cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(main.getName());
@@ -249,7 +379,7 @@ final class QuickRun {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
-                if (line.startsWith("MEMORY ") || line.startsWith("XATTR ")) {
+                if (RESULT_LINES.stream().anyMatch(line::startsWith)) {
                     lines.accept(line);
                 } else if (!line.isBlank()) {
                     out.println("  | " + line);

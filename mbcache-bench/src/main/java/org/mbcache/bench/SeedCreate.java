@@ -57,7 +57,7 @@ public class SeedCreate {
                 pairValue[i] = i;
                 pairKey[i] = KeyIndex.keyOf(i);
             }
-            cache = Populated.filledDedup(backend, pairKey, pairValue);
+            cache = Populated.filledDedup(backend, Backends.MAX_ENTRIES, pairKey, pairValue);
             index = KeyIndex.generate(KeyIndex.UNIFORM, n, 0x5EED);
             isNew = new boolean[KeyIndex.LENGTH];
             SplittableRandom rnd = new SplittableRandom(42);

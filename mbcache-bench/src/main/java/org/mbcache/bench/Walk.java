@@ -23,6 +23,10 @@ public class Walk {
     @Param({KeyIndex.UNIFORM, KeyIndex.ZIPF})
     public String keys;
 
+    /** The regime: {@link Backends#AT} the bound (maxEntries 65,536) or far {@link Backends#BELOW} it. */
+    @Param({Backends.AT, Backends.BELOW})
+    public String bound;
+
     public DedupCache cache;
     public int[] pairKey;
     public long[] pairValue;
@@ -37,7 +41,7 @@ public class Walk {
             pairValue[i] = i;
             pairKey[i] = KeyIndex.keyOf(i / VALUES_PER_KEY);
         }
-        cache = Populated.filledDedup(backend, pairKey, pairValue);
+        cache = Populated.filledDedup(backend, Backends.maxEntries(bound), pairKey, pairValue);
         index = KeyIndex.generate(keys, n, 0x5EED);
     }
 

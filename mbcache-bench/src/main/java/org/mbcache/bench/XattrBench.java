@@ -376,7 +376,7 @@ public final class XattrBench {
         return String.format(Locale.ROOT, "%.2f", m.opsPerSec() / o.opsPerSec());
     }
 
-    static Result find(List<Result> results, String backend, int t, int v) {
+    public static Result find(List<Result> results, String backend, int t, int v) {
         for (Result r : results) {
             if (r.backend().equals(backend) && r.threads() == t && r.values() == v) {
                 return r;

@@ -1,8 +1,9 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import java.util.List;
 import java.util.Locale;
-import org.mbcache.bench.JmhResults.Row;
+import org.mbcache.bench.Backends;
+import org.mbcache.bench.report.JmhResults.Row;
 
 /**
  * A hand-written SVG bar chart of each row's speed-up over {@code caffeine} (caffeine's ns/op

@@ -1,4 +1,4 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.Map;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
-import org.mbcache.bench.JmhResults.Row;
+import org.mbcache.bench.RetainedMemory;
+import org.mbcache.bench.XattrBench;
+import org.mbcache.bench.report.JmhResults.Row;
 import org.w3c.dom.Document;
 
 class ResultTableTest {
@@ -60,11 +62,11 @@ class ResultTableTest {
     @Test
     void targetsReportMetAndMissed() {
         ResultTable t = new ResultTable(sample());
-        List<Targets.Target> ts = Targets.evaluate(t, TSC, List.of(
+        List<Targets.Target> ts = Targets.evaluate(t, TSC, new Measured(List.of(
                 new RetainedMemory.Result("mbcache", Double.NaN, 40), new RetainedMemory.Result("caffeine", Double.NaN, 100)),
                 List.of(new XattrBench.Result("mbcache", 1, 10, 100, 10, "ok"),
                         new XattrBench.Result("caffeine", 1, 10, 50, 10, "ok"),
-                        new XattrBench.Result("none", 1, 10, 120, 64, "ok")));
+                        new XattrBench.Result("none", 1, 10, 120, 64, "ok")), List.of(), List.of()));
         Map<String, Targets.Status> s = new LinkedHashMap<>();
         ts.forEach(x -> s.put(x.name(), x.status()));
         // findFirstHit t=2 is 1.25x and createDuplicate 1.25x: below 1.5x

@@ -1,8 +1,11 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import java.util.List;
 import java.util.Locale;
-import org.mbcache.bench.JmhResults.Row;
+import org.mbcache.bench.Backends;
+import org.mbcache.bench.RetainedMemory;
+import org.mbcache.bench.XattrBench;
+import org.mbcache.bench.report.JmhResults.Row;
 
 /** Puts the sections of results.md together. */
 public final class Report {
@@ -14,8 +17,13 @@ public final class Report {
                 System.getProperty("java.version"), System.getProperty("os.name"));
     }
 
-    public static String markdown(String runNote, List<Row> rows, Tsc tsc, List<RetainedMemory.Result> memory,
-                                  List<XattrBench.Result> xattr) {
+    /**
+     * The whole report: micro-benchmarks, their scaling, the 2019 experiment, then whatever
+     * {@code measured} holds, then the targets.
+     */
+    public static String markdown(String runNote, List<Row> rows, Tsc tsc, Measured measured) {
+        List<RetainedMemory.Result> memory = measured.memory();
+        List<XattrBench.Result> xattr = measured.xattr();
         ResultTable table = new ResultTable(rows);
         StringBuilder b = new StringBuilder();
         b.append("# mbcache-bench results\n\n");
@@ -23,9 +31,16 @@ public final class Report {
         b.append("- Cycles: ").append(tsc.label()).append('\n');
         b.append("- Run: ").append(runNote).append("\n\n");
         b.append("## Micro-benchmarks\n\n");
-        b.append("Design load: bucketBits 12, 65,536 live pairs (16 per bucket), maxEntries 65,536 for every backend; "
-                + "keys uniform unless the params say otherwise. `Mixed.mixed` is 1 reader + 1 writer thread.\n\n");
+        b.append("Design load: bucketBits 12, 65,536 live pairs (16 per bucket); `bound=at`: maxEntries 65,536 (the cache "
+                + "at its bound: creates make reclaim run), `bound=below`: maxEntries 2^24 (nothing is reclaimed; `createNew` there: bucketBits 16, "
+                + "the cache grows during an iteration). Keys uniform "
+                + "unless the params say otherwise. `Mixed.mixed` is 1 reader + 1 writer thread; `Baseline.findFirstHit` "
+                + "(`chm`) is a plain ConcurrentHashMap<Integer, long[]> lookup of the same pairs.\n\n");
         b.append(table.markdown(tsc)).append('\n');
+        String scaling = table.scalingMarkdown();
+        if (!scaling.isEmpty()) {
+            b.append("## Scaling: 2 threads over 1\n\n").append(scaling).append('\n');
+        }
         String seed = seed(rows, tsc);
         if (!seed.isEmpty()) {
             b.append("## The 2019 experiment: create with 90% duplicates\n\n").append(seed).append('\n');
@@ -42,7 +57,14 @@ public final class Report {
         if (!xattr.isEmpty()) {
             b.append("## xattr-bench (ext4's sharing pattern, simulated block store)\n\n").append(XattrBench.markdown(xattr)).append('\n');
         }
-        b.append("## Targets\n\n").append(Targets.markdown(Targets.evaluate(table, tsc, memory, xattr)));
+        if (!measured.flood().isEmpty()) {
+            b.append("## Flood: one writer who chooses keys\n\n").append(FloodTable.markdown(measured.flood())).append('\n');
+        }
+        if (!measured.foundShare().isEmpty()) {
+            b.append("## Real files: duplicates found with the chain cap\n\n")
+                    .append(FloodTable.foundShareMarkdown(measured.foundShare())).append('\n');
+        }
+        b.append("## Targets\n\n").append(Targets.markdown(Targets.evaluate(table, tsc, measured)));
         return b.toString();
     }
 

@@ -1,4 +1,4 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,4 +1,4 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

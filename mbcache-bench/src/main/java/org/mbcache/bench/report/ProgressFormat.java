@@ -1,4 +1,4 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import java.io.PrintStream;
 import java.util.Collection;
@@ -15,7 +15,7 @@ import org.openjdk.jmh.runner.format.OutputFormat;
  * A quiet JMH OutputFormat: one progress line per benchmark run ({@code [k/N] name params ...
  * score}), JMH's own chatter dropped except warnings and failures, which go to stderr.
  */
-final class ProgressFormat implements OutputFormat {
+public final class ProgressFormat implements OutputFormat {
     private final PrintStream out;
     private final Tsc tsc;
     private final int total;
@@ -23,7 +23,13 @@ final class ProgressFormat implements OutputFormat {
     private int done;
     private long benchStart;
 
-    ProgressFormat(PrintStream out, Tsc tsc, int total, long startNanos) {
+    /**
+     * @param out where the progress lines go
+     * @param tsc converts ns/op to TSC cycles in each line
+     * @param total JMH runs planned, for the {@code [k/N]} counter
+     * @param startNanos {@link System#nanoTime()} at the start of the whole job
+     */
+    public ProgressFormat(PrintStream out, Tsc tsc, int total, long startNanos) {
         this.out = out;
         this.tsc = tsc;
         this.total = total;

@@ -1,4 +1,4 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import java.io.IOException;
 import java.nio.file.Files;

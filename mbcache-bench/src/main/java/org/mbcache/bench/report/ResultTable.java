@@ -1,4 +1,4 @@
-package org.mbcache.bench;
+package org.mbcache.bench.report;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -6,7 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.mbcache.bench.JmhResults.Row;
+import org.mbcache.bench.Backends;
+import org.mbcache.bench.report.JmhResults.Row;
 
 /**
  * The results as a markdown table. Rows with the same benchmark, threads and non-backend params
@@ -15,7 +16,7 @@ import org.mbcache.bench.JmhResults.Row;
  */
 public final class ResultTable {
     public static final List<String> BACKEND_ORDER = List.of(
-            Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE, Backends.CAFFEINE_RAW, Backends.NONE);
+            Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE, Backends.CAFFEINE_RAW, Backends.CHM, Backends.NONE);
 
     private final List<List<Row>> groups = new ArrayList<>();
 
@@ -80,6 +81,49 @@ public final class ResultTable {
         b.append("\n").append(tsc.label()).append(". B/op: JMH gc.alloc.rate.norm (absent = 0). ")
                 .append("vs caffeine: caffeine's ns/op ÷ this row's (>1 = faster than caffeine).\n");
         return b.toString();
+    }
+
+    /**
+     * For every benchmark, params and backend measured at both 1 and 2 threads: both times and
+     * their ratio (2T ÷ 1T; 1.00 is perfect scaling of the per-thread cost). Empty if no pair.
+     */
+    public String scalingMarkdown() {
+        StringBuilder b = new StringBuilder();
+        for (List<Row> g : groups) {
+            for (Row two : g) {
+                if (two.threads() != 2) {
+                    continue;
+                }
+                Row one = counterpart(two, 1);
+                if (one == null) {
+                    continue;
+                }
+                b.append("| ").append(two.benchmark())
+                        .append(" | ").append(two.otherParams())
+                        .append(" | ").append(two.backend())
+                        .append(" | ").append(fmt(one.nsPerOp()))
+                        .append(" | ").append(fmt(two.nsPerOp()))
+                        .append(" | ").append(String.format(Locale.ROOT, "%.2f", two.nsPerOp() / one.nsPerOp()))
+                        .append(" |\n");
+            }
+        }
+        if (b.length() == 0) {
+            return "";
+        }
+        return "| benchmark | params | backend | 1T ns/op | 2T ns/op | 2T ÷ 1T |\n| --- | --- | --- | ---: | ---: | ---: |\n" + b
+                + "\nns/op is per operation of one thread: 2T ÷ 1T above 1 means the threads slow each other down.\n";
+    }
+
+    /** The row of the same benchmark, params and backend at {@code threads}, or null. */
+    public Row counterpart(Row r, int threads) {
+        for (List<Row> g : groups) {
+            Row first = g.get(0);
+            if (first.threads() == threads && first.benchmark().equals(r.benchmark())
+                    && first.otherParams().equals(r.otherParams())) {
+                return find(g, r.backend());
+            }
+        }
+        return null;
     }
 
     /** ns and cycles: 3 significant digits-ish, no exponent. */
