@@ -29,7 +29,7 @@ final class Load {
     final long waitMillis;
     /** The checkpoint barrier (workers and coordinator), or {@code null} in the close phase. */
     final CyclicBarrier barrier;
-    Worker[] workers;
+    final Worker[] workers;
 
     /** Asks the workers to stop at the barrier (steady phases). */
     volatile boolean pause;

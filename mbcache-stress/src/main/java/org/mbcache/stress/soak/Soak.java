@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.logging.Level;
@@ -74,6 +75,19 @@ public final class Soak {
     private Soak() {
     }
 
+    /** Builds the caches a soak phase runs on. */
+    @FunctionalInterface
+    public interface CacheFactory {
+        /**
+         * A new, empty cache in the soak's shape.
+         *
+         * @param config the shape (bucket bits and bound)
+         * @param executor where the cache must run its background work
+         * @return the cache, which the soak closes
+         */
+        DedupCache open(SoakConfig config, Executor executor);
+    }
+
     /**
      * Runs one phase of the soak on one backend.
      *
@@ -85,6 +99,24 @@ public final class Soak {
      * @throws InterruptedException if the calling thread is interrupted
      */
     public static Tally run(Backend backend, Phase phase, long millis, SoakConfig config) throws InterruptedException {
+        return run(backend.name(), (c, executor) -> backend.open(c.bucketBits(), c.maxEntries(), executor),
+                phase, millis, config);
+    }
+
+    /**
+     * Runs one phase of the soak on the caches a factory builds (a backend, or a deliberately broken
+     * cache that shows the soak's checks can fail).
+     *
+     * @param name what the caches are, for thread names
+     * @param factory builds each cache of the phase
+     * @param phase what to run
+     * @param millis how long to run the load, in milliseconds
+     * @param config the shape of the load
+     * @return the figures and failures
+     * @throws InterruptedException if the calling thread is interrupted
+     */
+    public static Tally run(String name, CacheFactory factory, Phase phase, long millis, SoakConfig config)
+            throws InterruptedException {
         Tally tally = new Tally();
         // Caffeine logs every exception its executor throws, with the stack: thousands of lines for
         // faults the soak injects on purpose and counts itself.
@@ -93,10 +125,10 @@ public final class Soak {
         caffeineLog.setLevel(Level.OFF);
         try {
             switch (phase) {
-                case STEADY -> steady(backend, FaultyExecutor.Mode.RELIABLE, millis, config, tally);
-                case DROPPING_EXECUTOR -> steady(backend, FaultyExecutor.Mode.DROPPING, millis, config, tally);
-                case THROWING_EXECUTOR -> steady(backend, FaultyExecutor.Mode.THROWING, millis, config, tally);
-                case CLOSE_MID_LOAD -> closeMidLoad(backend, millis, config, tally);
+                case STEADY -> steady(name, factory, FaultyExecutor.Mode.RELIABLE, millis, config, tally);
+                case DROPPING_EXECUTOR -> steady(name, factory, FaultyExecutor.Mode.DROPPING, millis, config, tally);
+                case THROWING_EXECUTOR -> steady(name, factory, FaultyExecutor.Mode.THROWING, millis, config, tally);
+                case CLOSE_MID_LOAD -> closeMidLoad(name, factory, millis, config, tally);
             }
         } finally {
             caffeineLog.setLevel(logLevel);
@@ -104,12 +136,11 @@ public final class Soak {
         return tally;
     }
 
-    private static void steady(Backend backend, FaultyExecutor.Mode mode, long millis, SoakConfig config, Tally tally)
-            throws InterruptedException {
-        String name = backend + "-" + mode;
-        FaultyExecutor executor = new FaultyExecutor("soak-executor-" + name, mode, tally);
-        DedupCache cache = backend.open(config.bucketBits(), config.maxEntries(), executor);
-        Load load = new Load(name, cache, tally, config, STEADY_WAIT_MILLIS, true);
+    private static void steady(String name, CacheFactory factory, FaultyExecutor.Mode mode, long millis,
+            SoakConfig config, Tally tally) throws InterruptedException {
+        FaultyExecutor executor = new FaultyExecutor("soak-executor-" + name + "-" + mode, mode, tally);
+        DedupCache cache = factory.open(config, executor);
+        Load load = new Load(name + "-" + mode, cache, tally, config, STEADY_WAIT_MILLIS, true);
         SplittableRandom random = new SplittableRandom(config.seed());
         load.start();
         long start = System.nanoTime();
@@ -139,7 +170,7 @@ public final class Soak {
             }
         }
         joinAll(load);
-        cache.close();
+        closeBounded(cache, tally);
         executor.shutdown();
         if (mode != FaultyExecutor.Mode.RELIABLE) {
             if (executor.offeredAgainAfterFault()) {
@@ -241,25 +272,23 @@ public final class Soak {
         return live;
     }
 
-    private static void closeMidLoad(Backend backend, long millis, SoakConfig config, Tally tally)
+    private static void closeMidLoad(String name, CacheFactory factory, long millis, SoakConfig config, Tally tally)
             throws InterruptedException {
-        FaultyExecutor executor = new FaultyExecutor("soak-executor-" + backend + "-close", FaultyExecutor.Mode.RELIABLE, tally);
+        FaultyExecutor executor = new FaultyExecutor("soak-executor-" + name + "-close", FaultyExecutor.Mode.RELIABLE, tally);
         SplittableRandom random = new SplittableRandom(config.seed());
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         for (int round = 0; System.nanoTime() - end < 0; round++) {
-            DedupCache cache = backend.open(config.bucketBits(), config.maxEntries(), executor);
+            DedupCache cache = factory.open(config, executor);
             SoakConfig roundConfig = new SoakConfig(config.threads(), config.seed() + round, config.keys(),
                     config.valuesPerKey(), config.bucketBits(), config.maxEntries());
-            Load load = new Load(backend + "-close-" + round, cache, tally, roundConfig, CLOSE_WAIT_MILLIS, false);
+            Load load = new Load(name + "-close-" + round, cache, tally, roundConfig, CLOSE_WAIT_MILLIS, false);
             load.start();
             Thread.sleep(5 + random.nextInt(100));
             load.closeStarted = true;
             tally.fault("close-mid-load");
-            try {
-                cache.close();
-                tally.passed("close-completes");
-            } catch (Throwable t) {
-                tally.failed("close-completes", "close() threw " + Load.trace(t));
+            if (!closeBounded(cache, tally)) {
+                load.stop = true;
+                break;
             }
             load.closeDone = true;
             Thread.sleep(20);
@@ -282,6 +311,37 @@ public final class Soak {
             tally.set("close-rounds", round + 1);
         }
         executor.shutdown();
+    }
+
+    /**
+     * Closes the cache on a thread of its own and waits for it a bounded time, so that a close blocked
+     * forever (by a pass that never ends, say) is a reported failure, not a hung run.
+     *
+     * @return whether {@code close()} returned in time without throwing
+     */
+    private static boolean closeBounded(DedupCache cache, Tally tally) throws InterruptedException {
+        Throwable[] thrown = new Throwable[1];
+        Thread closer = new Thread(() -> {
+            try {
+                cache.close();
+            } catch (Throwable t) {
+                thrown[0] = t;
+            }
+        }, "soak-close");
+        closer.setDaemon(true);
+        closer.start();
+        closer.join(Load.STUCK_MILLIS);
+        if (closer.isAlive()) {
+            tally.failed("close-completes", "close() did not return within " + Load.STUCK_MILLIS + " ms:"
+                    + stack(closer));
+            return false;
+        }
+        if (thrown[0] != null) {
+            tally.failed("close-completes", "close() threw " + Load.trace(thrown[0]));
+            return false;
+        }
+        tally.passed("close-completes");
+        return true;
     }
 
     private static void sleepUntil(long deadline, Load load) throws InterruptedException {
@@ -326,14 +386,19 @@ public final class Soak {
     private static String stacks(Load load) {
         StringBuilder sb = new StringBuilder();
         for (Worker w : load.workers) {
-            if (!w.thread.isAlive()) {
-                continue;
+            if (w.thread.isAlive()) {
+                sb.append(stack(w.thread));
             }
-            sb.append("\n    ").append(w.thread.getName()).append(" (").append(w.thread.getState()).append(')');
-            StackTraceElement[] frames = w.thread.getStackTrace();
-            for (int i = 0; i < Math.min(12, frames.length); i++) {
-                sb.append("\n      at ").append(frames[i]);
-            }
+        }
+        return sb.toString();
+    }
+
+    private static String stack(Thread thread) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("\n    ").append(thread.getName()).append(" (").append(thread.getState()).append(')');
+        StackTraceElement[] frames = thread.getStackTrace();
+        for (int i = 0; i < Math.min(12, frames.length); i++) {
+            sb.append("\n      at ").append(frames[i]);
         }
         return sb.toString();
     }

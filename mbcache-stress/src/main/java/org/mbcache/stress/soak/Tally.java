@@ -70,6 +70,11 @@ public final class Tally {
         figures.computeIfAbsent(figure, f -> new AtomicLong(Long.MIN_VALUE)).accumulateAndGet(value, Math::max);
     }
 
+    /** Adds one to a figure ({@code ise-racing-close}, ...). */
+    void count(String figure) {
+        figures.computeIfAbsent(figure, f -> new AtomicLong()).incrementAndGet();
+    }
+
     /** Sets a figure to {@code value}. */
     void set(String figure, long value) {
         figures.computeIfAbsent(figure, f -> new AtomicLong()).set(value);
@@ -119,6 +124,17 @@ public final class Tally {
      */
     public long passedCount(String check) {
         LongAdder a = checks.get(check);
+        return a == null ? 0 : a.sum();
+    }
+
+    /**
+     * How often one invariant check did not hold.
+     *
+     * @param check the check's name
+     * @return its count, 0 if it never failed
+     */
+    public long failedCount(String check) {
+        LongAdder a = failures.get(check);
         return a == null ? 0 : a.sum();
     }
 

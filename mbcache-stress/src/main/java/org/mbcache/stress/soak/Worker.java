@@ -122,7 +122,7 @@ final class Worker implements Runnable {
             if (afterClose) {
                 load.tally.passed("call-after-close-throws");
             } else {
-                load.tally.max("ise-racing-close", 1);
+                load.tally.count("ise-racing-close");
             }
             return;
         }
@@ -237,6 +237,11 @@ final class Worker implements Runnable {
         } catch (InterruptedException interrupted) {
             load.tally.fault("interrupted-in-wait");
             return false;
+        } catch (IllegalStateException closed) {
+            if (load.closeStarted) {
+                load.tally.passed("close-wakes-waiters");
+            }
+            throw closed;
         } finally {
             clearInterrupt();
         }

@@ -3,7 +3,9 @@ package org.mbcache.stress.soak;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.mbcache.stress.Backend;
@@ -13,8 +15,11 @@ import org.mbcache.stress.Backend;
  * threads or one per processor. {@code SoakMain} runs the same for as long as asked.
  *
  * <p>Each test passes only if every invariant check of its phase held, and the checks it exists for
- * ran at least once (so a soak that silently did nothing cannot pass).
+ * ran at least once (so a soak that silently did nothing cannot pass). The soak bounds every wait
+ * itself and reports a stuck thread as a failure; the time-out is the last resort should the test
+ * thread itself block.
  */
+@Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class SoakTest {
 
     private static final long SEED = Long.getLong("soak.seed", 20_261_201L);
@@ -37,7 +42,7 @@ class SoakTest {
         assertTrue(tally.passedCount("size-equals-live") > 0);
         assertTrue(tally.passedCount("pair-deletable") > 0);
         assertTrue(tally.passedCount("held-entry-still-cached") > 0);
-        assertTrue(tally.passedCount("empty-after-deleting-all") == 1);
+        assertEquals(1, tally.passedCount("empty-after-deleting-all"));
     }
 
     @ParameterizedTest
