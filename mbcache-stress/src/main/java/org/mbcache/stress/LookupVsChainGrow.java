@@ -3,11 +3,8 @@ package org.mbcache.stress;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 import static org.mbcache.stress.Keys.KEY;
-import static org.mbcache.stress.Keys.OTHER_KEY;
 import static org.mbcache.stress.Keys.VALUE;
-import static org.mbcache.stress.Keys.filler;
 
-import org.mbcache.CacheEntry;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressMeta;
@@ -49,20 +46,13 @@ public final class LookupVsChainGrow {
     }
 
     /** The steps of the race: P and three fillers are cached, and nobody holds any of them. */
-    abstract static class Race extends CacheRace {
-        CacheEntry got;
-        CacheEntry first;
-
+    abstract static class Race extends PairLookupRace {
         Race(Backend backend) {
-            super(backend.open(0, Backend.MAX_ENTRIES, Runnable::run));
+            super(backend);
             cache.create(KEY, VALUE, true);
             for (int i = 0; i < BEFORE; i++) {
                 createFiller(i);
             }
-        }
-
-        private boolean createFiller(int i) {
-            return cache.create(i % 2 == 0 ? OTHER_KEY : KEY, filler(i), i % 2 == 0);
         }
 
         void grow(IIII_Result r) {
@@ -73,18 +63,6 @@ public final class LookupVsChainGrow {
                 }
             }
             r.r3 = inserted;
-        }
-
-        void lookUp(IIII_Result r) {
-            got = cache.get(KEY, VALUE);
-            r.r1 = found(got);
-            first = cache.findFirst(KEY);
-            r.r2 = first == null ? 0 : first.value() == VALUE ? 1 : -1;
-        }
-
-        void settle(IIII_Result r) {
-            r.r4 = releaseAll(got, first) ? size() : REFERENCE_LOST;
-            cache.close();
         }
     }
 
