@@ -22,9 +22,8 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  *
  * <p>One bucket ({@code bucketBits} 0): the pair under test P = ({@code KEY}, {@code VALUE}) and three
  * fillers fill the chain's first arrays (4 slots in the kernel port's layout). One actor creates six more
- * fillers (so the arrays grow twice: 4 to 6 to 9), alternately of {@code OTHER_KEY} (reusable) and of
- * {@code KEY} (not reusable, so that P stays the newest reusable entry of {@code KEY}); the other looks P
- * up by {@code get} and by {@code findFirst}.
+ * fillers (so the arrays grow twice: 4 to 6 to 9; see {@link PairLookupRace} for the fillers' key on each
+ * backend); the other looks P up by {@code get} and by {@code findFirst}.
  *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = creates that inserted (6); {@code r4} =
@@ -134,7 +133,7 @@ public final class LookupVsChainGrow {
             super(Backend.CAFFEINE);
         }
 
-        /** Creates six fillers, three of them under P's key. */
+        /** Creates six fillers under P's key. */
         @Actor
         public void creator(IIII_Result r) {
             grow(r);

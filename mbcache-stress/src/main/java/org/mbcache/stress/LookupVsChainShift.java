@@ -21,11 +21,10 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  * place: a scan that reads some slots before the move and some after can step over an entry that was
  * there all along. Validation must catch that, so a present pair is never missed.
  *
- * <p>One bucket ({@code bucketBits} 0), oldest first: O = ({@code KEY}, {@code OTHER_VALUE}), then the
- * pair under test P = ({@code KEY}, {@code VALUE}), then four fillers newer than P, alternately of
- * {@code OTHER_KEY} (reusable: a lookup of {@code KEY} scans past them) and of {@code KEY} (not
- * reusable: the newest reusable entry of {@code KEY} is P throughout). One actor deletes O, which shifts
- * P and every filler; the other looks P up by {@code get} and by {@code findFirst}.
+ * <p>One bucket ({@code bucketBits} 0), oldest first: O = (a neighbour key, {@code OTHER_VALUE}), then
+ * the pair under test P = ({@code KEY}, {@code VALUE}), then four fillers newer than P (see
+ * {@link PairLookupRace} for the neighbours' key on each backend). One actor deletes O, which shifts P
+ * and every filler; the other looks P up by {@code get} and by {@code findFirst}.
  *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = {@code deleteOrGet} of O handed it back (1) or
@@ -45,7 +44,7 @@ public final class LookupVsChainShift {
     abstract static class Race extends PairLookupRace {
         Race(Backend backend) {
             super(backend);
-            cache.create(KEY, OTHER_VALUE, true);
+            cache.create(neighbourKey, OTHER_VALUE, true);
             cache.create(KEY, VALUE, true);
             for (int i = 0; i < 4; i++) {
                 createFiller(i);
@@ -53,7 +52,7 @@ public final class LookupVsChainShift {
         }
 
         void shift(IIII_Result r) {
-            CacheEntry returned = cache.deleteOrGet(KEY, OTHER_VALUE);
+            CacheEntry returned = cache.deleteOrGet(neighbourKey, OTHER_VALUE);
             r.r3 = found(returned);
             releaseIfHeld(returned);
         }

@@ -14,11 +14,20 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  * {@code get}, then by {@code findFirst} of its key, in a one-bucket cache where P is the newest
  * reusable entry of {@code KEY} throughout, and holds both answers until the arbiter.
  *
+ * <p>P's neighbours (the fillers, and the entry {@link LookupVsChainShift} removes) are of
+ * {@code OTHER_KEY} on the kernel port: P is then the only entry of its key in its bucket, so a scan
+ * that steps over P's slot has nothing else to tell it the key may be there, and only the version
+ * validation stands between it and a wrong miss. On the Caffeine backend, whose chains are the groups
+ * of one key, they are of {@code KEY} (not reusable, so that P stays the newest reusable entry of
+ * {@code KEY}): it is P's own group that changes.
+ *
  * <p>Results it writes: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst}
  * returned P (1), nothing (0) or another entry (-1); {@code r4} = {@code size()} once both are
  * released, or -99 if the cache refused a release. {@code r3} is the writer's.
  */
 abstract class PairLookupRace extends CacheRace {
+    /** The key of P's neighbours: {@code OTHER_KEY} on the kernel port, {@code KEY} on Caffeine. */
+    final int neighbourKey;
     private CacheEntry got;
     private CacheEntry first;
 
@@ -29,17 +38,17 @@ abstract class PairLookupRace extends CacheRace {
      */
     PairLookupRace(Backend backend) {
         super(backend.open(0, Backend.MAX_ENTRIES, Runnable::run));
+        neighbourKey = backend == Backend.CAFFEINE ? KEY : OTHER_KEY;
     }
 
     /**
-     * Creates the {@code i}-th filler in P's chain: alternately of {@code OTHER_KEY} (reusable, so a
-     * lookup of {@code KEY} scans past it) and of {@code KEY} (not reusable, so P stays the newest
-     * reusable entry of {@code KEY}).
+     * Creates the {@code i}-th filler in P's chain, of the neighbours' key; reusable unless it shares
+     * P's key (so that P stays the newest reusable entry of {@code KEY}).
      *
      * @return whether the filler was inserted
      */
     boolean createFiller(int i) {
-        return cache.create(i % 2 == 0 ? OTHER_KEY : KEY, filler(i), i % 2 == 0);
+        return cache.create(neighbourKey, filler(i), neighbourKey != KEY);
     }
 
     /** The reader's actor: get of P, then findFirst of its key. */
