@@ -1,6 +1,7 @@
 package org.mbcache.stress.soak;
 
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.mbcache.DedupCache;
 
 /**
@@ -29,6 +30,8 @@ final class Load {
     final long waitMillis;
     /** The checkpoint barrier (workers and coordinator), or {@code null} in the close phase. */
     final CyclicBarrier barrier;
+    /** Per pair (key number times {@link #valuesPerKey} plus value number): 1 while a worker runs its delete loop. */
+    final AtomicIntegerArray deleting;
     final Worker[] workers;
 
     /** Asks the workers to stop at the barrier (steady phases). */
@@ -51,6 +54,7 @@ final class Load {
             keys[i] = 0x9E37_79B9 * (i + 1);
         }
         this.valuesPerKey = config.valuesPerKey();
+        this.deleting = new AtomicIntegerArray(keys.length * valuesPerKey);
         this.waitMillis = waitMillis;
         this.barrier = checkpoints ? new CyclicBarrier(config.threads() + 1) : null;
         this.workers = new Worker[config.threads()];

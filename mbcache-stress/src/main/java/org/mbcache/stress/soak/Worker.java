@@ -35,6 +35,13 @@ final class Worker implements Runnable {
     /** The longest ext4 walk a worker makes before it settles for the entry it holds. */
     private static final int MAX_WALK = 64;
 
+    /** {@link #waitUnused}: only the cache and this thread hold the entry. */
+    private static final int WAIT_UNUSED = 1;
+    /** {@link #waitUnused}: the time-out ran out first. */
+    private static final int WAIT_TIMED_OUT = 0;
+    /** {@link #waitUnused}: a peer interrupted the wait. */
+    private static final int WAIT_INTERRUPTED = -1;
+
     private final Load load;
     private final int index;
     private final SplittableRandom random;
@@ -200,11 +207,32 @@ final class Worker implements Runnable {
         give(entry);
     }
 
-    /** The last sharer leaves: deleteOrGet, and while somebody uses the pair, waitUnused, release, retry. */
-    private void delete() throws InterruptedException {
+    /**
+     * The last sharer leaves: deleteOrGet, and while somebody uses the pair, waitUnused, release, retry.
+     * As in ext4, where the block's buffer lock serialises its last sharers, one thread at a time runs
+     * this loop for a pair: two deleters of one pair would each hold it while waiting for the other.
+     * A worker that finds the pair's loop taken looks the pair up instead.
+     */
+    private void delete() {
         int k = random.nextInt(load.keys.length);
-        int key = load.keys[k];
-        long value = load.value(k, random.nextInt(load.valuesPerKey));
+        int j = random.nextInt(load.valuesPerKey);
+        int pair = k * load.valuesPerKey + j;
+        if (!load.deleting.compareAndSet(pair, 0, 1)) {
+            load.tally.operation("delete-skipped-pair-busy");
+            CacheEntry entry = took(cache().get(load.keys[k], load.value(k, j)));
+            if (entry != null) {
+                give(entry);
+            }
+            return;
+        }
+        try {
+            deleteLoop(load.keys[k], load.value(k, j));
+        } finally {
+            load.deleting.set(pair, 0);
+        }
+    }
+
+    private void deleteLoop(int key, long value) {
         long deadline = System.nanoTime() + DELETE_BOUND_NANOS;
         CacheEntry entry = took(cache().deleteOrGet(key, value));
         while (entry != null) {
@@ -217,26 +245,29 @@ final class Worker implements Runnable {
                 load.stop = true;
                 return;
             }
-            boolean closePhaseWait = load.barrier == null;
-            boolean unused = waitUnused(entry);
-            if (!unused && closePhaseWait && load.closeDone) {
-                load.tally.failed("close-wakes-waiters", "waitUnused timed out on a cache closed meanwhile");
+            if (waitUnused(entry) == WAIT_TIMED_OUT && load.barrier == null && load.closeDone) {
+                load.tally.failed("close-wakes-waiters", "waitUnused ran out its " + load.waitMillis
+                        + " ms on a cache closed meanwhile");
             }
             give(entry);
             entry = took(cache().deleteOrGet(key, value));
         }
     }
 
-    /** waitUnused, bounded, open to the peers' interrupts; an interrupt counts as an injected fault seen. */
-    private boolean waitUnused(CacheEntry entry) throws InterruptedException {
+    /**
+     * waitUnused, bounded, open to the peers' interrupts; an interrupt counts as an injected fault seen.
+     *
+     * @return {@link #WAIT_UNUSED}, {@link #WAIT_TIMED_OUT} or {@link #WAIT_INTERRUPTED}
+     */
+    private int waitUnused(CacheEntry entry) {
         synchronized (this) {
             waiting = true;
         }
         try {
-            return cache().waitUnused(entry, load.waitMillis, TimeUnit.MILLISECONDS);
+            return cache().waitUnused(entry, load.waitMillis, TimeUnit.MILLISECONDS) ? WAIT_UNUSED : WAIT_TIMED_OUT;
         } catch (InterruptedException interrupted) {
             load.tally.fault("interrupted-in-wait");
-            return false;
+            return WAIT_INTERRUPTED;
         } catch (IllegalStateException closed) {
             if (load.closeStarted) {
                 load.tally.passed("close-wakes-waiters");
