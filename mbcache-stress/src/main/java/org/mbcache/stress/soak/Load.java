@@ -26,6 +26,7 @@ final class Load {
     final Tally tally;
     final int[] keys;
     final int valuesPerKey;
+    final long maxEntries;
     /** The bound of one {@code waitUnused}: short under steady load, long in the close phase (close must wake it). */
     final long waitMillis;
     /** The checkpoint barrier (workers and coordinator), or {@code null} in the close phase. */
@@ -54,6 +55,7 @@ final class Load {
             keys[i] = 0x9E37_79B9 * (i + 1);
         }
         this.valuesPerKey = config.valuesPerKey();
+        this.maxEntries = config.maxEntries();
         this.deleting = new AtomicIntegerArray(keys.length * valuesPerKey);
         this.waitMillis = waitMillis;
         this.barrier = checkpoints ? new CyclicBarrier(config.threads() + 1) : null;

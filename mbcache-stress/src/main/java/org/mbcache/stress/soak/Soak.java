@@ -32,7 +32,8 @@ import org.mbcache.stress.Backend;
  *
  * <h2>Checks</h2>
  * While it runs, each worker checks that every entry it is handed answers the question asked, that an
- * entry it holds is still the one cached for its pair, that only {@link IllegalStateException} comes out
+ * entry it holds is still the one cached for its pair, that {@code size()} after its create stays within
+ * twice the bound plus the creates in flight on the other threads (the contract, section 4), that only {@link IllegalStateException} comes out
  * of a cache being closed and that every call started after {@code close()} returned throws it, and
  * that nothing else is ever thrown. At each checkpoint (about ten per phase) the coordinator pauses the
  * load at a barrier (a worker that does not arrive in {@value Load#STUCK_MILLIS} ms is stuck: its stack

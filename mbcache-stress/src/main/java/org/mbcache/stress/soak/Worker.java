@@ -162,7 +162,17 @@ final class Worker implements Runnable {
         if (cache().create(load.keys[k], load.value(k, random.nextInt(load.valuesPerKey)), random.nextInt(5) > 0)) {
             load.tally.operation("create-inserted");
         }
-        load.tally.max("max-size", cache().size());
+        long size = cache().size();
+        load.tally.max("max-size", size);
+        // The contract, section 4: seen from one thread, size() never exceeds twice the bound plus the
+        // creates in flight on the other threads.
+        long bound = 2 * load.maxEntries + load.workers.length - 1;
+        if (size <= bound) {
+            load.tally.passed("size-within-twice-the-bound");
+        } else {
+            load.tally.failed("size-within-twice-the-bound", "size() is " + size + " after a create, above "
+                    + bound + " (2 * maxEntries + creates in flight on the other threads)");
+        }
     }
 
     /** ext4's search for a block to share: findFirst, compare, findNext..., touch and release the match. */
