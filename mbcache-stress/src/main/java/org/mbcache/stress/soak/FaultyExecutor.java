@@ -18,7 +18,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * fault that escaped into a cache call from a fault of the cache itself ({@link #isInjected}).
  *
  * <p>Implementation notes: one monitor guards the queue and the flags; the worker thread runs a task
- * outside it. {@link #hold()} stops the worker from starting tasks and waits for the running one to end,
+ * outside it. {@link #hold(long)} stops the worker from starting tasks and waits for the running one to end,
  * so that the soak's checks see a cache nobody else is changing; the tasks queued meanwhile run after
  * {@link #resume()}. A task that throws is a failure of the cache (background reclaim must not throw)
  * and is counted in the tally.

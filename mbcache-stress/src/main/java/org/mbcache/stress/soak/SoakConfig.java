@@ -16,6 +16,12 @@ public record SoakConfig(int threads, long seed, int keys, int valuesPerKey, int
     /**
      * Checks the shape.
      *
+     * @param threads worker threads per phase, at least 1
+     * @param seed the seed of every random choice the workers make
+     * @param keys distinct keys, at least 1
+     * @param valuesPerKey values under each key, at least 1
+     * @param bucketBits log2 of the kernel port's bucket count, in {@code [0, 30]}
+     * @param maxEntries the size bound, at least 1
      * @throws IllegalArgumentException if a count is not positive or the bucket bits are out of range
      */
     public SoakConfig {
