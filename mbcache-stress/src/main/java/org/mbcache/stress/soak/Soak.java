@@ -188,7 +188,12 @@ public final class Soak {
     private static void checkpoint(Load load, SplittableRandom random, boolean last) {
         Tally tally = load.tally;
         for (Worker w : load.workers) {
-            if (w.held == 0) {
+            if (w.heldUncertain) {
+                // An escaped executor fault (already a failure) left this worker's count unknown.
+                tally.count("references-unknown-after-escaped-fault");
+                w.held = 0;
+                w.heldUncertain = false;
+            } else if (w.held == 0) {
                 tally.passed("references-released");
             } else {
                 tally.failed("references-released", w.thread.getName() + " still holds " + w.held + " references");

@@ -50,6 +50,12 @@ final class Worker implements Runnable {
     /** References this thread holds: handed out by the cache and not given back. */
     long held;
 
+    /**
+     * Set when an injected executor fault escaped from a cache call: that call may have taken or given
+     * back a reference that {@link #held} does not show, so the next checkpoint cannot judge it.
+     */
+    boolean heldUncertain;
+
     /** Set while the thread is inside {@code waitUnused}; guarded by this worker's monitor. */
     private boolean waiting;
 
@@ -121,6 +127,7 @@ final class Worker implements Runnable {
 
     private void judge(String op, Throwable t, boolean afterClose) {
         if (FaultyExecutor.isInjected(t)) {
+            heldUncertain = true;
             load.tally.failed("executor-fault-contained",
                     "issue 9 item 6: " + op + " let the executor's injected fault escape: " + Load.trace(t));
             return;
