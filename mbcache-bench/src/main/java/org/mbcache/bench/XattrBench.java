@@ -13,7 +13,7 @@ import org.mbcache.DedupCache;
 /**
  * A macro-benchmark modelled on the 2016 "xattr-bench" behind the mbcache rewrite: T threads
  * each set an xattr on F files of their own, over and over, the value drawn from V distinct ones.
- * Each set follows ext4's pattern (semantics section 7) against a simulated block store:
+ * Each set follows ext4's pattern (the contract, {@code docs/contract.md}, section 7) against a simulated block store:
  * <ol>
  *   <li>hash the value; {@code findFirst(hash)}; for each candidate lock its block, compare the
  *       content, and share it if it matches and has fewer than {@value #MAX_SHARERS} sharers

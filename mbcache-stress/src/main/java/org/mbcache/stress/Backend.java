@@ -1,5 +1,6 @@
 package org.mbcache.stress;
 
+import java.util.concurrent.Executor;
 import org.mbcache.CreateStrategy;
 import org.mbcache.DedupCache;
 import org.mbcache.MbCache;
@@ -25,7 +26,12 @@ public enum Backend {
     MBCACHE_REQUEST_LIST {
         @Override
         public DedupCache open() {
-            return mbCache(CreateStrategy.REQUEST_LIST);
+            return mbCache(CreateStrategy.REQUEST_LIST, BUCKET_BITS, MAX_ENTRIES).build();
+        }
+
+        @Override
+        public DedupCache open(int bucketBits, long maxEntries, Executor executor) {
+            return mbCache(CreateStrategy.REQUEST_LIST, bucketBits, maxEntries).executor(executor).build();
         }
     },
 
@@ -33,7 +39,12 @@ public enum Backend {
     MBCACHE_ALLOCATE_FIRST {
         @Override
         public DedupCache open() {
-            return mbCache(CreateStrategy.ALLOCATE_FIRST);
+            return mbCache(CreateStrategy.ALLOCATE_FIRST, BUCKET_BITS, MAX_ENTRIES).build();
+        }
+
+        @Override
+        public DedupCache open(int bucketBits, long maxEntries, Executor executor) {
+            return mbCache(CreateStrategy.ALLOCATE_FIRST, bucketBits, maxEntries).executor(executor).build();
         }
     },
 
@@ -45,7 +56,13 @@ public enum Backend {
     CAFFEINE {
         @Override
         public DedupCache open() {
-            return CaffeineDedupCache.builder().maxEntries(MAX_ENTRIES).executor(Runnable::run).build();
+            return open(BUCKET_BITS, MAX_ENTRIES, Runnable::run);
+        }
+
+        /** {@inheritDoc} Caffeine has no buckets: {@code bucketBits} is ignored. */
+        @Override
+        public DedupCache open(int bucketBits, long maxEntries, Executor executor) {
+            return CaffeineDedupCache.builder().maxEntries(maxEntries).executor(executor).build();
         }
     };
 
@@ -62,11 +79,20 @@ public enum Backend {
      */
     public abstract DedupCache open();
 
-    private static DedupCache mbCache(CreateStrategy strategy) {
-        return MbCache.builder()
-                .bucketBits(BUCKET_BITS)
-                .maxEntries(MAX_ENTRIES)
-                .createStrategy(strategy)
-                .build();
+    /**
+     * Builds a new, empty cache of this backend in a configuration of the caller's choosing: the soak
+     * run uses a small bound, so that reclaim runs all the time, and an executor that injects faults.
+     *
+     * @param bucketBits log2 of the bucket count (backends without buckets ignore it)
+     * @param maxEntries the size bound at which reclaim starts
+     * @param executor where background reclaim (or the backend's maintenance) runs
+     * @return a cache the caller must {@linkplain DedupCache#close() close}
+     * @throws IllegalArgumentException if {@code bucketBits} or {@code maxEntries} is out of range
+     * @throws NullPointerException if {@code executor} is null
+     */
+    public abstract DedupCache open(int bucketBits, long maxEntries, Executor executor);
+
+    private static MbCache.Builder mbCache(CreateStrategy strategy, int bucketBits, long maxEntries) {
+        return MbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries).createStrategy(strategy);
     }
 }

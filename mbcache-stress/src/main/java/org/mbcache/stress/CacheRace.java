@@ -21,7 +21,16 @@ abstract class CacheRace {
      * @param backend the implementation under test
      */
     CacheRace(Backend backend) {
-        cache = backend.open();
+        this(backend.open());
+    }
+
+    /**
+     * Races on a cache the test built itself (another bucket count, a chain cap).
+     *
+     * @param cache a fresh cache, which the test closes in its {@code @Arbiter}
+     */
+    CacheRace(DedupCache cache) {
+        this.cache = cache;
     }
 
     /** 1 if a lookup returned an entry, 0 if it returned {@code null}. */
@@ -69,6 +78,19 @@ abstract class CacheRace {
         CacheEntry entry = cache.get(key, value);
         releaseIfHeld(entry);
         return found(entry);
+    }
+
+    /**
+     * 1 if {@code get} of {@code held}'s pair answers {@code held} itself (a held entry is still cached,
+     * not freed and replaced by a twin), 0 if it answers nothing or another entry, -1 if nothing is held.
+     */
+    int stillCached(CacheEntry held) {
+        if (held == null) {
+            return -1;
+        }
+        CacheEntry again = cache.get(held.key(), held.value());
+        releaseIfHeld(again);
+        return again == held ? 1 : 0;
     }
 
     /** The cache's entry count, as an int result value (a negative count shows as negative). */

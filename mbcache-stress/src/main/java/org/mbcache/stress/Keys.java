@@ -12,6 +12,20 @@ final class Keys {
     /** A second value under {@link #KEY}: a hash collision, as ext4 sees when two blocks hash alike. */
     static final long OTHER_VALUE = 0x0FED_CBA9_8765_4321L;
 
+    /**
+     * Another key, to share a bucket with {@link #KEY} in a one-bucket cache ({@code bucketBits} 0): a
+     * lookup of {@link #KEY} then scans past entries of a different key.
+     */
+    static final int OTHER_KEY = 0xBB67_AE85;
+
+    /**
+     * The {@code i}-th filler value: entries the races create around the pair under test, distinct from
+     * {@link #VALUE}, {@link #OTHER_VALUE} and each other.
+     */
+    static long filler(int i) {
+        return 0x3C6E_F372_0000_0000L + i;
+    }
+
     private Keys() {
     }
 }

@@ -31,7 +31,7 @@ import org.mbcache.CacheStats;
 import org.mbcache.DedupCache;
 
 /**
- * The {@link DedupCache} contract (sections 1-3 and 6 of the contract), one behaviour
+ * The {@link DedupCache} contract ({@code docs/contract.md}, sections 1-3 and 6), one behaviour
  * per test, run against every backend by a subclass that supplies {@link #newCache(long)}.
  *
  * <p>Only what every backend promises is here: no exact LRU order, no bucket placement, no default

@@ -1,0 +1,154 @@
+package org.mbcache.stress;
+
+import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
+import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
+import static org.mbcache.stress.Keys.KEY;
+import static org.mbcache.stress.Keys.VALUE;
+
+import org.openjdk.jcstress.annotations.Actor;
+import org.openjdk.jcstress.annotations.Arbiter;
+import org.openjdk.jcstress.annotations.JCStressMeta;
+import org.openjdk.jcstress.annotations.JCStressTest;
+import org.openjdk.jcstress.annotations.Outcome;
+import org.openjdk.jcstress.annotations.State;
+import org.openjdk.jcstress.infra.results.IIII_Result;
+
+/**
+ * A lookup vs a chain that grows (issue 10: hits without the bucket lock). A lookup that reads a chain
+ * optimistically races creates that outgrow the chain's arrays: they are copied into bigger ones and
+ * published, and a reader may hold the old arrays, the new ones, or (if the publication is wrong) a mix,
+ * such as a new length over an old array, or a key array that is not the entry array's partner. The
+ * present pair must be found every time, and nothing may throw.
+ *
+ * <p>One bucket ({@code bucketBits} 0): the pair under test P = ({@code KEY}, {@code VALUE}) and three
+ * fillers fill the chain's first arrays (4 slots in the kernel port's layout). One actor creates six more
+ * fillers (so the arrays grow twice: 4 to 6 to 9; see {@link PairLookupRace} for the fillers' key on each
+ * backend); the other looks P up by {@code get} and by {@code findFirst}.
+ *
+ * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
+ * (1), nothing (0) or another entry (-1); {@code r3} = creates that inserted (6); {@code r4} =
+ * {@code size()} once everything is released (10), or -99 if the cache refused a release.
+ */
+@Outcome(id = "1, 1, 6, 10", expect = ACCEPTABLE, desc = "P found by both lookups while the chain grew.")
+@Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while the chain's arrays grew.")
+@Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while the chain's arrays grew.")
+@Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost create, or a wrong count.")
+public final class LookupVsChainGrow {
+
+    /** Fillers created before the race: with P, they fill the chain's first arrays. */
+    private static final int BEFORE = 3;
+
+    /** Fillers created during the race. */
+    private static final int DURING = 6;
+
+    private LookupVsChainGrow() {
+    }
+
+    /** The steps of the race: P and three fillers are cached, and nobody holds any of them. */
+    abstract static class Race extends PairLookupRace {
+        Race(Backend backend) {
+            super(backend);
+            cache.create(KEY, VALUE, true);
+            for (int i = 0; i < BEFORE; i++) {
+                createFiller(i);
+            }
+        }
+
+        void grow(IIII_Result r) {
+            int inserted = 0;
+            for (int i = BEFORE; i < BEFORE + DURING; i++) {
+                if (createFiller(i)) {
+                    inserted++;
+                }
+            }
+            r.r3 = inserted;
+        }
+    }
+
+    /** The race on the kernel port with the request list (the default create). */
+    @JCStressTest
+    @JCStressMeta(LookupVsChainGrow.class)
+    @State
+    public static class KernelPort extends Race {
+        /** A one-bucket cache holding P and three fillers. */
+        public KernelPort() {
+            super(Backend.MBCACHE_REQUEST_LIST);
+        }
+
+        /** Creates six fillers in P's bucket. */
+        @Actor
+        public void creator(IIII_Result r) {
+            grow(r);
+        }
+
+        /** Looks P up by its pair, then by its key. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the reader holds, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
+    /** The race on the kernel port with mainline's allocate-first create. */
+    @JCStressTest
+    @JCStressMeta(LookupVsChainGrow.class)
+    @State
+    public static class AllocateFirst extends Race {
+        /** A one-bucket cache holding P and three fillers. */
+        public AllocateFirst() {
+            super(Backend.MBCACHE_ALLOCATE_FIRST);
+        }
+
+        /** Creates six fillers in P's bucket. */
+        @Actor
+        public void creator(IIII_Result r) {
+            grow(r);
+        }
+
+        /** Looks P up by its pair, then by its key. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the reader holds, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
+    /** The race on the Caffeine backend: P's group grows, copy-on-write. */
+    @JCStressTest
+    @JCStressMeta(LookupVsChainGrow.class)
+    @State
+    public static class Caffeine extends Race {
+        /** A cache holding P and three fillers. */
+        public Caffeine() {
+            super(Backend.CAFFEINE);
+        }
+
+        /** Creates six fillers under P's key. */
+        @Actor
+        public void creator(IIII_Result r) {
+            grow(r);
+        }
+
+        /** Looks P up by its pair, then by its key. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the reader holds, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+}

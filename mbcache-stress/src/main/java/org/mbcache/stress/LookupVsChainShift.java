@@ -1,0 +1,118 @@
+package org.mbcache.stress;
+
+import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
+import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
+import static org.mbcache.stress.Keys.KEY;
+import static org.mbcache.stress.Keys.OTHER_VALUE;
+import static org.mbcache.stress.Keys.VALUE;
+
+import org.mbcache.CacheEntry;
+import org.openjdk.jcstress.annotations.Actor;
+import org.openjdk.jcstress.annotations.Arbiter;
+import org.openjdk.jcstress.annotations.JCStressMeta;
+import org.openjdk.jcstress.annotations.JCStressTest;
+import org.openjdk.jcstress.annotations.Outcome;
+import org.openjdk.jcstress.annotations.State;
+import org.openjdk.jcstress.infra.results.IIII_Result;
+
+/**
+ * A lookup vs a chain shift (issue 10: hits without the bucket lock). A lookup that reads a chain
+ * optimistically, validated by the bucket's version, races a removal that moves every newer entry one
+ * place: a scan that reads some slots before the move and some after can step over an entry that was
+ * there all along. Validation must catch that, so a present pair is never missed.
+ *
+ * <p>One bucket ({@code bucketBits} 0), oldest first: O = (a neighbour key, {@code OTHER_VALUE}), then
+ * the pair under test P = ({@code KEY}, {@code VALUE}), then four fillers newer than P (see
+ * {@link PairLookupRace} for the neighbours' key on each backend). One actor deletes O, which shifts P
+ * and every filler; the other looks P up by {@code get} and by {@code findFirst}.
+ *
+ * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
+ * (1), nothing (0) or another entry (-1); {@code r3} = {@code deleteOrGet} of O handed it back (1) or
+ * deleted it (0); {@code r4} = {@code size()} once everything is released (5), or -99 if the cache
+ * refused a release.
+ */
+@Outcome(id = "1, 1, 0, 5", expect = ACCEPTABLE, desc = "P found by both lookups, whenever the shift happened.")
+@Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while a removal shifted the chain.")
+@Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while a removal shifted the chain.")
+@Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost entry, or a wrong count.")
+public final class LookupVsChainShift {
+
+    private LookupVsChainShift() {
+    }
+
+    /** The steps of the race: O, P and the fillers are cached, and nobody holds any of them. */
+    abstract static class Race extends PairLookupRace {
+        Race(Backend backend) {
+            super(backend);
+            cache.create(neighbourKey, OTHER_VALUE, true);
+            cache.create(KEY, VALUE, true);
+            for (int i = 0; i < 4; i++) {
+                createFiller(i);
+            }
+        }
+
+        void shift(IIII_Result r) {
+            CacheEntry returned = cache.deleteOrGet(neighbourKey, OTHER_VALUE);
+            r.r3 = found(returned);
+            releaseIfHeld(returned);
+        }
+    }
+
+    /** The race on the kernel port: one bucket chain, shifted in place by the removal. */
+    @JCStressTest
+    @JCStressMeta(LookupVsChainShift.class)
+    @State
+    public static class KernelPort extends Race {
+        /** A one-bucket cache holding O, P and the fillers. */
+        public KernelPort() {
+            super(Backend.MBCACHE_REQUEST_LIST);
+        }
+
+        /** Deletes O, the oldest entry: every newer one moves. */
+        @Actor
+        public void remover(IIII_Result r) {
+            shift(r);
+        }
+
+        /** Looks P up by its pair, then by its key. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the reader holds, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
+    /** The race on the Caffeine backend: the key's group is replaced, copy-on-write, by the removal. */
+    @JCStressTest
+    @JCStressMeta(LookupVsChainShift.class)
+    @State
+    public static class Caffeine extends Race {
+        /** A cache holding O, P and the fillers. */
+        public Caffeine() {
+            super(Backend.CAFFEINE);
+        }
+
+        /** Deletes O, the oldest entry of P's key. */
+        @Actor
+        public void remover(IIII_Result r) {
+            shift(r);
+        }
+
+        /** Looks P up by its pair, then by its key. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the reader holds, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+}
