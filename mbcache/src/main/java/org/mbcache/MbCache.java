@@ -407,6 +407,8 @@ public final class MbCache implements DedupCache {
      */
     private volatile long reclaimPendingSince;
     private volatile boolean closed;
+    /** Whether an executor failure was logged as a warning already (racy: at worst two warnings). */
+    private boolean executorFailureLogged;
 
     // Reclaim statistics: reclaim is not a hot path, and these are written under the LRU lock.
     private long entriesReclaimed;
@@ -1138,14 +1140,19 @@ public final class MbCache implements DedupCache {
      * Hands the background pass to the executor. If {@code execute} throws anything (rejected, shut
      * down, or broken), the failure is logged and the pass runs here, on the creating thread, as
      * Caffeine does with its maintenance: background reclaim is never switched off by a failure.
+     * The pass runs before the failure is logged, so a log call that itself fails (out of memory)
+     * cannot leave the pass pending.
      */
     private void submitBackgroundReclaim() {
         try {
             executor.execute(backgroundReclaim);
         } catch (Throwable failure) {
-            LOGGER.log(System.Logger.Level.WARNING,
-                    "mbcache: the reclaim executor failed; running the pass on the calling thread", failure);
+            // The first failure is a warning with its stack; repeats (a broken executor fails every
+            // time) are logged at DEBUG so that they do not flood the log.
             backgroundReclaim();
+            System.Logger.Level level = executorFailureLogged ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
+            executorFailureLogged = true;
+            LOGGER.log(level, "mbcache: the reclaim executor failed; ran the pass on the calling thread", failure);
         }
     }
 
