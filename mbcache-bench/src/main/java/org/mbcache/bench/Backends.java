@@ -2,17 +2,19 @@ package org.mbcache.bench;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
-import org.mbcache.CreateStrategy;
 import org.mbcache.DedupCache;
-import org.mbcache.MbCache;
-import org.mbcache.caffeine.CaffeineDedupCache;
+import org.mbcache.testing.Backend;
 
 /**
  * The one backend factory every benchmark uses. Backend names are the values of the JMH
- * {@code @Param("backend")} field and the row labels of the results table.
+ * {@code @Param("backend")} field and the row labels of the results table. The {@link DedupCache}
+ * backends are the project's one list, {@link Backend} (from the library's test jar); their names
+ * are repeated here as constants only because JMH's {@code @Param} needs compile-time strings, and
+ * {@code BackendsTest} checks that the two agree.
  */
 public final class Backends {
     /** The kernel port with the 2019 in-progress request list (the default strategy). */
@@ -31,8 +33,8 @@ public final class Backends {
     /** xattr-bench only: no cache at all, every set writes a new block. */
     public static final String NONE = "none";
 
-    /** The backends that implement {@link DedupCache}. */
-    public static final List<String> DEDUP = List.of(MBCACHE, MBCACHE_ALLOCFIRST, CAFFEINE);
+    /** The backends that implement {@link DedupCache}: every {@link Backend}, by label. */
+    public static final List<String> DEDUP = Arrays.stream(Backend.values()).map(Backend::label).toList();
 
     /** The kernel's design load: 2^12 buckets, 16 entries per bucket, 65,536 entries. */
     public static final int BUCKET_BITS = 12;
@@ -117,30 +119,11 @@ public final class Backends {
      * fixed {@link #HASH_SEED}.
      */
     public static DedupCache dedup(String backend, int bucketBits, long maxEntries, Executor executor) {
-        switch (backend) {
-            case MBCACHE:
-                return mbcache(CreateStrategy.REQUEST_LIST, bucketBits, maxEntries, executor);
-            case MBCACHE_ALLOCFIRST:
-                return mbcache(CreateStrategy.ALLOCATE_FIRST, bucketBits, maxEntries, executor);
-            case CAFFEINE:
-                return CaffeineDedupCache.builder().maxEntries(maxEntries).executor(executor).build();
-            case CAFFEINE_RAW:
-                throw new IllegalArgumentException(
-                        "caffeine-raw is not a DedupCache; use Backends.raw(..) (benchmark has no raw variant)");
-            default:
-                throw new IllegalArgumentException("unknown backend: " + backend
-                        + " (expected one of mbcache, mbcache-allocfirst, caffeine, caffeine-raw)");
+        if (CAFFEINE_RAW.equals(backend)) {
+            throw new IllegalArgumentException(
+                    "caffeine-raw is not a DedupCache; use Backends.raw(..) (benchmark has no raw variant)");
         }
-    }
-
-    private static DedupCache mbcache(CreateStrategy strategy, int bucketBits, long maxEntries, Executor executor) {
-        return MbCache.builder()
-                .bucketBits(bucketBits)
-                .maxEntries(maxEntries)
-                .executor(executor)
-                .createStrategy(strategy)
-                .hashSeed(HASH_SEED)
-                .build();
+        return Backend.byLabel(backend).open(bucketBits, maxEntries, executor, HASH_SEED);
     }
 
     /** The caffeine-raw floor: a plain bounded Caffeine cache keyed by the pair id. */

@@ -2,6 +2,7 @@ package org.mbcache.stress;
 
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
+import org.mbcache.testing.Backend;
 
 /**
  * The state every stress test starts from: one fresh, small cache of one backend, plus the helpers

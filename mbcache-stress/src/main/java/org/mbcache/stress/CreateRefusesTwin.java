@@ -12,6 +12,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.IIII_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * The in-progress request list (semantics 5): a create in progress refuses its twin. Under the request

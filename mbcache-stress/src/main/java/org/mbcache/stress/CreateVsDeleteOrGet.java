@@ -14,6 +14,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.IIII_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * Create vs deleteOrGet (semantics 6.4): {@code deleteOrGet} runs while the pair is being created, so it

@@ -12,6 +12,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.IIII_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * A lookup vs a chain that grows (issue 10: hits without the bucket lock). A lookup that reads a chain

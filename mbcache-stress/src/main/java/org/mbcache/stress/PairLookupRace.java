@@ -7,6 +7,7 @@ import static org.mbcache.stress.Keys.filler;
 
 import org.mbcache.CacheEntry;
 import org.openjdk.jcstress.infra.results.IIII_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * The reader of the races that change a chain under a lookup ({@link LookupVsChainShift},

@@ -13,6 +13,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.IIII_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * Publication of a new entry (semantics 6.8): one thread creates a pair while another looks its key up.

@@ -12,6 +12,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * Racing creators (semantics 6.1): two threads create the same (key, value) pair at once. Exactly one

@@ -13,6 +13,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * Reclaim vs user (semantics 6.3): a reclaim pass runs while a user looks the only entry up and holds

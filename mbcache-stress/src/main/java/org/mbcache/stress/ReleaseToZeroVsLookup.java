@@ -13,6 +13,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * Release to zero vs lookup (semantics 6.9): the last sharer releases its reference and deletes the

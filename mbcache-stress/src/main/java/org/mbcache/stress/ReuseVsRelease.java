@@ -13,6 +13,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * Reuse vs release (semantics 6.2): one thread takes the cached block for reuse with

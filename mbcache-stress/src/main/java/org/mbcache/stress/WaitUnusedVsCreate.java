@@ -15,6 +15,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.IIII_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * waitUnused vs create (semantics 6.4 and 6.7 together): {@code deleteOrGet} can catch an entry while

@@ -14,6 +14,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
+import org.mbcache.testing.Backend;
 
 /**
  * waitUnused vs release (semantics 6.7): the deleter got a held entry back from {@code deleteOrGet} and

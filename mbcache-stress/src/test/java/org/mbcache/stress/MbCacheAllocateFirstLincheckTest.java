@@ -1,15 +1,14 @@
 package org.mbcache.stress;
 
-import org.mbcache.CreateStrategy;
 import org.mbcache.DedupCache;
-import org.mbcache.MbCache;
+import org.mbcache.testing.Backend;
 
-/** Linearizability of the kernel port with mainline's allocate-first create. */
+/** Linearizability of the kernel port, with mainline's allocate-first create. */
 public class MbCacheAllocateFirstLincheckTest extends DedupCacheLincheckTest {
 
-    /** A two-bucket cache, so that both keys may share a chain. */
+    /** A small two-bucket cache, so that both keys may share a chain. */
     @Override
     protected DedupCache open() {
-        return MbCache.builder().bucketBits(1).createStrategy(CreateStrategy.ALLOCATE_FIRST).build();
+        return Backend.MBCACHE_ALLOCATE_FIRST.open();
     }
 }

@@ -1,15 +1,14 @@
 package org.mbcache.stress;
 
-import org.mbcache.CreateStrategy;
 import org.mbcache.DedupCache;
-import org.mbcache.MbCache;
+import org.mbcache.testing.Backend;
 
 /** Linearizability of the kernel port, with the request list (the default create strategy). */
 public class MbCacheLincheckTest extends DedupCacheLincheckTest {
 
-    /** A two-bucket cache, so that both keys may share a chain. */
+    /** A small two-bucket cache, so that both keys may share a chain. */
     @Override
     protected DedupCache open() {
-        return MbCache.builder().bucketBits(1).createStrategy(CreateStrategy.REQUEST_LIST).build();
+        return Backend.MBCACHE_REQUEST_LIST.open();
     }
 }

@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,20 +27,30 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.mbcache.CacheEntry;
 import org.mbcache.CacheStats;
 import org.mbcache.DedupCache;
+import org.mbcache.testing.Backend;
 
 /**
  * The {@link DedupCache} contract ({@code docs/contract.md}, sections 1-3 and 6), one behaviour
- * per test, run against every backend by a subclass that supplies {@link #newCache(long)}.
+ * per test, run against every {@link Backend} (16 buckets where the backend has buckets, background
+ * work on the common pool).
  *
  * <p>Only what every backend promises is here: no exact LRU order, no bucket placement, no default
  * sizes. Races run for a bounded number of rounds with bounded waits, so a broken backend fails an
  * assertion rather than hanging the build; every test also has a {@link Timeout}.
  */
 @Timeout(value = 20, unit = TimeUnit.SECONDS)
-public abstract class DedupCacheContractTest {
+@ParameterizedClass(name = "{0}")
+@EnumSource(Backend.class)
+class DedupCacheContractTest {
+
+    /** log2 of the buckets of a contract-test cache: 16, so that keys collide in buckets often. */
+    private static final int BUCKET_BITS = 4;
 
     /** A bound no functional test comes near, so no reclaim interferes with what it checks. */
     protected static final long ROOMY = 4096;
@@ -49,16 +60,22 @@ public abstract class DedupCacheContractTest {
 
     private static final int KEY = 0x5EED_CAFE;
 
+    /** The backend under test. */
+    @Parameter
+    Backend backend;
+
     protected DedupCache cache;
     private final List<DedupCache> others = new ArrayList<>();
 
     /**
-     * A new, empty cache of this backend.
+     * A new, empty cache of the backend under test.
      *
      * @param maxEntries the size bound
      * @throws IllegalArgumentException if {@code maxEntries <= 0}
      */
-    protected abstract DedupCache newCache(long maxEntries);
+    private DedupCache newCache(long maxEntries) {
+        return backend.open(BUCKET_BITS, maxEntries, ForkJoinPool.commonPool());
+    }
 
     @BeforeEach
     void openCache() {

@@ -11,7 +11,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
-import org.mbcache.stress.Backend;
+import org.mbcache.testing.Backend;
 
 /**
  * The soak run: many threads doing ext4's operations on one small cache for a long time, with faults

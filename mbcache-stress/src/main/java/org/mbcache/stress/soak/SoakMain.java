@@ -5,7 +5,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import org.mbcache.stress.Backend;
+import org.mbcache.testing.Backend;
 
 /**
  * Runs the soak from the command line, for as long as asked, and exits with status 1 if any check

@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.mbcache.stress.Backend;
+import org.mbcache.testing.Backend;
 
 /**
  * The soak run in the build: about 20 s per backend (a minute in all), each phase on its own, on 2

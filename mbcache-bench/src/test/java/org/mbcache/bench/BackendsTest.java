@@ -1,0 +1,32 @@
+package org.mbcache.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.mbcache.DedupCache;
+import org.mbcache.testing.Backend;
+
+/** The benchmarks' backend names are the project's one list of backends. */
+class BackendsTest {
+
+    @Test
+    void theParamConstantsAreTheLabelsOfEveryBackend() {
+        assertEquals(List.of(Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE), Backends.DEDUP);
+        assertEquals(Backend.values().length, Backends.DEDUP.size());
+    }
+
+    @Test
+    void everyLabelOpensItsBackend() {
+        for (String label : Backends.DEDUP) {
+            DedupCache cache = Backends.dedup(label, 4, 64, Runnable::run);
+            cache.close();
+        }
+    }
+
+    @Test
+    void theRawFloorIsNotADedupCache() {
+        assertThrows(IllegalArgumentException.class, () -> Backends.dedup(Backends.CAFFEINE_RAW, 4, 64, Runnable::run));
+    }
+}
