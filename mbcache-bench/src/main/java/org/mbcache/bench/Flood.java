@@ -1,5 +1,7 @@
 package org.mbcache.bench;
 
+import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
@@ -23,9 +25,9 @@ import org.mbcache.DedupCache;
  *   <li><b>before</b>: {@link #ROUNDS} rounds of: {@value #BATCH} victim operations timed together,
  *       {@value #BATCH} honest operations timed together, then one victim and one honest operation
  *       each timed alone;</li>
- *   <li><b>flood</b>: {@code 2 * maxEntries} attacker creates in rounds of {@value #BATCH} timed
- *       together, each round followed by {@value #BATCH} honest new creates timed together (the
- *       same fill);</li>
+ *   <li><b>flood</b>: {@code 2 * maxEntries} attacker creates in batches of {@value #BATCH} timed
+ *       together, every {@value #HONEST_EVERY}th batch followed by {@value #BATCH} honest new creates
+ *       timed together (the same fill);</li>
  *   <li><b>during</b>: {@link #ROUNDS} rounds of {@value #BATCH} more attacker creates, then
  *       exactly the round of the before phase.</li>
  * </ol>
@@ -49,8 +51,16 @@ import org.mbcache.DedupCache;
  *       during which any collector ran is dropped and counted ({@code gcRounds}), so a percentile
  *       measures the cache, not the heap's size. The caller gives the JVM a fixed, pre-touched heap
  *       (see {@link #main}).</li>
+ *   <li><b>Preemptions excluded</b>: where Linux tells a thread how long it has waited for a CPU
+ *       ({@code run_delay} in {@code /proc/thread-self/schedstat}), a round during which the
+ *       measuring thread waited is dropped and counted too ({@code preemptedRounds}): on a shared
+ *       machine another process's time slice is no cost of the cache. This also drops the rounds in
+ *       which this JVM's own background threads (the cache's reclaim, the JIT) took the CPU from it,
+ *       which on a machine with a spare core would run beside it; a phase with many more such
+ *       rounds during the flood than before it says so.</li>
  *   <li>The before and during phases interleave victim and honest operations the same way; the
- *       during phase only adds the attacker's batch in front of each round.</li>
+ *       during phase only adds the attacker's batch in front of each round. Each runs until it has
+ *       kept {@link #ROUNDS} rounds or spent its budget.</li>
  * </ul>
  *
  * <p>The floods, as an attacker through the public API only:
@@ -84,6 +94,8 @@ public final class Flood {
     public static final int ROUNDS = 20_000;
     /** Operations timed together for the medians and means. */
     public static final int BATCH = 16;
+    /** Batches of attacker creates in the flood phase for one batch of honest new creates. */
+    public static final int HONEST_EVERY = 4;
     /** Complete floods of each kind run, untimed, before the first measured one. */
     static final int WARM_UP_RUNS = 2;
     /** maxEntries of the warm-up floods' throwaway cache. */
@@ -103,7 +115,8 @@ public final class Flood {
      * One flood's figures. Times are ns per operation: {@code ...Ns} are medians and
      * {@code ...MeanNs} means of batches of {@value #BATCH} operations timed together; {@code
      * ...P999...} are 99.9th percentiles of single operations. Rounds during which a collection ran
-     * are excluded from all of them ({@code gcRounds} counts them). {@code attackerCreates} is how
+     * or the measuring thread waited for a CPU are excluded from all of them ({@code gcRounds} and
+     * {@code preemptedRounds} count them). {@code attackerCreates} is how
      * many of the flood phase's {@code plannedCreates} the time budget let run (the during phase
      * adds {@value #BATCH} a round); {@code samples} is the number of single operations of each kind
      * timed in the shorter of the before and during phases.
@@ -130,19 +143,22 @@ public final class Flood {
      * @param victimDuringMeanNs mean of victim operations during the flood
      * @param samples single operations of each kind timed in the shorter of the before and during phases
      * @param gcRounds rounds dropped because a collection ran during them, all phases
+     * @param preemptedRounds rounds dropped because the measuring thread waited for a CPU during
+     *     them, all phases (0 where the kernel does not tell)
      */
     public record Result(String backend, long maxEntries, String flood, double attackerNs, double honestCreateNs,
                          double victimBeforeNs, double victimDuringNs, double victimP999BeforeNs,
                          double victimP999DuringNs, double honestP999BeforeNs, double honestP999DuringNs,
                          long attackerCreates, long plannedCreates, long chainCapReclaims,
                          double honestBeforeNs, double honestDuringNs, double attackerMeanNs, double honestCreateMeanNs,
-                         double victimBeforeMeanNs, double victimDuringMeanNs, long samples, long gcRounds) {
+                         double victimBeforeMeanNs, double victimDuringMeanNs, long samples, long gcRounds,
+                         long preemptedRounds) {
         /** The names of the line's fields, in the order of the record's components. */
         private static final List<String> FIELDS = List.of("backend", "maxEntries", "flood", "attackerNs",
                 "honestCreateNs", "victimBeforeNs", "victimDuringNs", "victimP999BeforeNs", "victimP999DuringNs",
                 "honestP999BeforeNs", "honestP999DuringNs", "attackerCreates", "plannedCreates", "chainCapReclaims",
                 "honestBeforeNs", "honestDuringNs", "attackerMeanNs", "honestCreateMeanNs", "victimBeforeMeanNs",
-                "victimDuringMeanNs", "samples", "gcRounds");
+                "victimDuringMeanNs", "samples", "gcRounds", "preemptedRounds");
 
         /**
          * Only the figures the targets read; the honest medians and the means are NaN, the counts of
@@ -155,7 +171,7 @@ public final class Flood {
             this(backend, maxEntries, flood, attackerNs, honestCreateNs, victimBeforeNs, victimDuringNs,
                     victimP999BeforeNs, victimP999DuringNs, honestP999BeforeNs, honestP999DuringNs, attackerCreates,
                     plannedCreates, chainCapReclaims, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
-                    Double.NaN, 0, 0);
+                    Double.NaN, 0, 0, 0);
         }
 
         /** The attacker's create over an honest new create at the same fill (medians). */
@@ -183,7 +199,7 @@ public final class Flood {
             Object[] values = {backend, maxEntries, flood, attackerNs, honestCreateNs, victimBeforeNs, victimDuringNs,
                     victimP999BeforeNs, victimP999DuringNs, honestP999BeforeNs, honestP999DuringNs, attackerCreates,
                     plannedCreates, chainCapReclaims, honestBeforeNs, honestDuringNs, attackerMeanNs,
-                    honestCreateMeanNs, victimBeforeMeanNs, victimDuringMeanNs, samples, gcRounds};
+                    honestCreateMeanNs, victimBeforeMeanNs, victimDuringMeanNs, samples, gcRounds, preemptedRounds};
             StringBuilder b = new StringBuilder("FLOOD");
             for (int i = 0; i < values.length; i++) {
                 b.append(' ').append(FIELDS.get(i)).append('=').append(values[i]);
@@ -214,7 +230,8 @@ public final class Flood {
                         d(f, "honestP999DuringNs"), l(f, "attackerCreates"), l(f, "plannedCreates"),
                         l(f, "chainCapReclaims"), d(f, "honestBeforeNs"), d(f, "honestDuringNs"),
                         d(f, "attackerMeanNs"), d(f, "honestCreateMeanNs"), d(f, "victimBeforeMeanNs"),
-                        d(f, "victimDuringMeanNs"), l(f, "samples"), l(f, "gcRounds"));
+                        d(f, "victimDuringMeanNs"), l(f, "samples"), l(f, "gcRounds"),
+                        l(f, "preemptedRounds"));
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("bad FLOOD line: " + line, e);
             }
@@ -333,6 +350,84 @@ public final class Flood {
         return n;
     }
 
+    /**
+     * How long this thread has waited for a CPU: {@code run_delay}, the second figure of
+     * {@code /proc/thread-self/schedstat}, read again through one open file (no garbage). Always 0
+     * where the file is missing or unreadable, so that nothing is dropped there.
+     */
+    static final class RunDelay implements AutoCloseable {
+        private final byte[] buf = new byte[128];
+        private RandomAccessFile file;
+
+        /** Opens the calling thread's schedstat; read only from that thread. */
+        RunDelay() {
+            try {
+                file = new RandomAccessFile("/proc/thread-self/schedstat", "r");
+                if (read() < 0) {
+                    close();
+                }
+            } catch (IOException | SecurityException e) {
+                close();
+            }
+        }
+
+        /** Whether the kernel tells this thread's waits. */
+        boolean available() {
+            return file != null;
+        }
+
+        /** ns waited so far, 0 where not available. */
+        long ns() {
+            try {
+                return file == null ? 0 : Math.max(0, read());
+            } catch (IOException e) {
+                close();
+                return 0;
+            }
+        }
+
+        private long read() throws IOException {
+            file.seek(0);
+            int n = file.read(buf);
+            return parseRunDelay(buf, Math.max(0, n));
+        }
+
+        @Override
+        public void close() {
+            RandomAccessFile f = file;
+            file = null;
+            if (f != null) {
+                try {
+                    f.close();
+                } catch (IOException ignored) {
+                    // a procfs file; nothing was written
+                }
+            }
+        }
+    }
+
+    /** The second whitespace-separated decimal of {@code buf[0, n)}, or -1 if there is none. */
+    static long parseRunDelay(byte[] buf, int n) {
+        int i = 0;
+        for (int field = 0; field < 2; field++) {
+            while (i < n && buf[i] == ' ') {
+                i++;
+            }
+            int start = i;
+            long v = 0;
+            while (i < n && buf[i] >= '0' && buf[i] <= '9') {
+                v = v * 10 + (buf[i++] - '0');
+            }
+            if (i == start) {
+                return -1;
+            }
+            if (field == 1) {
+                return v;
+            }
+        }
+        return -1;
+    }
+
     /** Starts a phase from a collected heap and a finished background reclaim. */
     static void settle() {
         System.gc();
@@ -350,8 +445,8 @@ public final class Flood {
         }
         int bits = bucketBits(maxEntries);
         DedupCache cache = Backends.dedup(backend, bits, maxEntries, Backends.executor());
-        try {
-            return new Run(cache, maxEntries, bits, kind).measure(backend, budgetMs);
+        try (RunDelay waits = new RunDelay()) {
+            return new Run(cache, maxEntries, bits, kind, waits).measure(backend, budgetMs);
         } finally {
             cache.close();
         }
@@ -372,10 +467,15 @@ public final class Flood {
         private long attackerValue = 1L << 48;
         private long attacks;
         private int victimCursor;
+        private final RunDelay waits;
         private long gcRounds;
+        private long preemptedRounds;
+        private long gcsAtStart;
+        private long waitedAtStart;
 
-        Run(DedupCache cache, long maxEntries, int bits, String kind) {
+        Run(DedupCache cache, long maxEntries, int bits, String kind, RunDelay waits) {
             this.cache = cache;
+            this.waits = waits;
             this.maxEntries = maxEntries;
             this.kind = kind;
             this.honest = (int) (maxEntries / 2);
@@ -405,7 +505,7 @@ public final class Flood {
             Samples honestBefore1 = new Samples(1);
             settle();
             long deadline = System.nanoTime() + budgetNs;
-            for (int r = 0; r < ROUNDS && System.nanoTime() < deadline; r++) {
+            while (victimBefore1.count() < ROUNDS && System.nanoTime() < deadline) {
                 round(null, victimBefore, honestBefore, victimBefore1, honestBefore1);
             }
 
@@ -415,15 +515,15 @@ public final class Flood {
             long capBefore = cache.stats().chainCapReclaims();
             settle();
             deadline = System.nanoTime() + budgetNs;
-            while (attacks < planned && System.nanoTime() < deadline) {
-                long gcs = collections();
+            for (long batch = 0; attacks < planned && System.nanoTime() < deadline; batch++) {
+                startRound();
                 long a = attackerBatch();
-                long c = createBatch();
-                if (collections() != gcs) {
-                    gcRounds++;
-                } else {
+                long c = batch % HONEST_EVERY == 0 ? createBatch() : -1;
+                if (roundKept()) {
                     attacker.add(a);
-                    create.add(c);
+                    if (c >= 0) {
+                        create.add(c);
+                    }
                 }
             }
             long flooded = attacks;
@@ -434,7 +534,7 @@ public final class Flood {
             Samples honestDuring1 = new Samples(1);
             settle();
             deadline = System.nanoTime() + budgetNs;
-            for (int r = 0; r < ROUNDS && System.nanoTime() < deadline; r++) {
+            while (victimDuring1.count() < ROUNDS && System.nanoTime() < deadline) {
                 round(attacker, victimDuring, honestDuring, victimDuring1, honestDuring1);
             }
             long capReclaims = cache.stats().chainCapReclaims() - capBefore;
@@ -443,7 +543,7 @@ public final class Flood {
                     victimDuring1.percentile(0.999), honestBefore1.percentile(0.999), honestDuring1.percentile(0.999),
                     flooded, planned, capReclaims, honestBefore.median(), honestDuring.median(), attacker.mean(),
                     create.mean(), victimBefore.mean(), victimDuring.mean(),
-                    Math.min(victimBefore1.count(), victimDuring1.count()), gcRounds);
+                    Math.min(victimBefore1.count(), victimDuring1.count()), gcRounds, preemptedRounds);
         }
 
         /**
@@ -458,14 +558,13 @@ public final class Flood {
             }
             int v1 = nextVictim();
             int h1 = rnd.nextInt(honest);
-            long gcs = collections();
+            startRound();
             long a = attacker == null ? 0 : attackerBatch();
             long v = pairBatch(victimBatch);
             long h = pairBatch(honestBatch);
             long tv = pairOp(cache, v1, fresh++);
             long th = pairOp(cache, h1, fresh++);
-            if (collections() != gcs) {
-                gcRounds++;
+            if (!roundKept()) {
                 return;
             }
             if (attacker != null) {
@@ -475,6 +574,24 @@ public final class Flood {
             honestOps.add(h);
             victim1.add(tv);
             honest1.add(th);
+        }
+
+        private void startRound() {
+            gcsAtStart = collections();
+            waitedAtStart = waits.ns();
+        }
+
+        /** Whether the round since {@link #startRound} ran without a collection and without waiting for a CPU. */
+        private boolean roundKept() {
+            if (collections() != gcsAtStart) {
+                gcRounds++;
+                return false;
+            }
+            if (waits.ns() != waitedAtStart) {
+                preemptedRounds++;
+                return false;
+            }
+            return true;
         }
 
         private int nextVictim() {
@@ -577,8 +694,14 @@ public final class Flood {
         long[] sizes = args.length > 1 ? Arrays.stream(args[1].split(",")).mapToLong(Long::parseLong).toArray() : SIZES;
         long budgetMs = args.length > 2 ? Long.parseLong(args[2]) : 3000;
         Runtime rt = Runtime.getRuntime();
-        System.out.printf(Locale.ROOT, "heap %d MiB max, %d MiB committed, JVM options %s; collections excluded%n",
-                rt.maxMemory() >> 20, rt.totalMemory() >> 20, ManagementFactory.getRuntimeMXBean().getInputArguments());
+        boolean waitsKnown;
+        try (RunDelay waits = new RunDelay()) {
+            waitsKnown = waits.available();
+        }
+        System.out.printf(Locale.ROOT, "heap %d MiB max, %d MiB committed, JVM options %s; rounds with a collection"
+                        + " dropped; rounds preempted %s%n", rt.maxMemory() >> 20, rt.totalMemory() >> 20,
+                ManagementFactory.getRuntimeMXBean().getInputArguments(),
+                waitsKnown ? "dropped" : "kept (no /proc/thread-self/schedstat)");
         warmUp(backend, budgetMs);
         for (long size : sizes) {
             for (String kind : KINDS) {

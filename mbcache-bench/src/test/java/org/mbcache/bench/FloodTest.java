@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -48,7 +49,7 @@ class FloodTest {
     @Test
     void resultLinesRoundTrip() {
         Flood.Result r = new Flood.Result("mbcache-allocfirst", 1_048_576, Flood.ONE_BUCKET, 1.5, 2, 3, 4.25, 5, 6, 7, 8,
-                9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19);
+                9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20);
         assertEquals(r, Flood.Result.parse(r.line()));
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("FLOOD backend=mbcache"));
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("XATTR mbcache"));
@@ -57,7 +58,7 @@ class FloodTest {
     @Test
     void aLineWithoutTheMediansOfHonestOperationsIsRejected() {
         String line = new Flood.Result("mbcache", 65_536, Flood.ONE_KEY, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-                16, 17, 18, 19).line();
+                16, 17, 18, 19, 20).line();
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse(line.replace(" honestBeforeNs=12.0", "")));
     }
 
@@ -101,11 +102,24 @@ class FloodTest {
     @Test
     void theTableShowsMediansWithTheirMeansAndSaysPausesAreExcluded() {
         Flood.Result r = new Flood.Result("mbcache", 65_536, Flood.ONE_KEY, 400, 200, 150, 240, 900, 950, 1000, 1200,
-                131_072, 131_072, 130_000, 120, 132, 410, 210, 160, 250, 20_000, 3);
+                131_072, 131_072, 130_000, 120, 132, 410, 210, 160, 250, 20_000, 3, 1_234);
         String table = FloodTable.markdown(List.of(r));
         assertTrue(table.contains("| 400 (410) | 200 (210) | 2.00 | 150 (160) | 240 (250) | 1.60 | 120 | 132 | 1.10 |"), table);
-        assertTrue(table.contains("| 20,000 | 3 |"), table);
+        assertTrue(table.contains("| 20,000 | 3 / 1,234 |"), table);
         assertTrue(table.contains("GC pauses are excluded"), table);
+    }
+
+    @Test
+    void runDelayIsTheSecondFigureOfSchedstat() {
+        byte[] line = "2526444152 247245 25\n".getBytes(StandardCharsets.US_ASCII);
+        assertEquals(247_245, Flood.parseRunDelay(line, line.length));
+    }
+
+    @Test
+    void aSchedstatWithoutASecondFigureHasNoRunDelay() {
+        byte[] line = "2526444152\n".getBytes(StandardCharsets.US_ASCII);
+        assertEquals(-1, Flood.parseRunDelay(line, line.length));
+        assertEquals(-1, Flood.parseRunDelay(line, 0));
     }
 
     @Test
