@@ -22,9 +22,9 @@ import org.mbcache.DedupCache;
  * {@link Backends#HASH_SEED} and the library's default chain cap:
  * <ol>
  *   <li><b>fill</b>: {@code maxEntries / 2} honest pairs {@code (keyOf(i), i)};</li>
- *   <li><b>before</b>: {@link #ROUNDS} rounds of: {@value #BATCH} victim operations timed together,
- *       {@value #BATCH} honest operations timed together, then one victim and one honest operation
- *       each timed alone;</li>
+ *   <li><b>before</b>: {@link #ROUNDS} rounds of: {@value #BATCH} honest new creates timed together,
+ *       {@value #BATCH} victim operations timed together, {@value #BATCH} honest operations timed
+ *       together, then one victim and one honest operation each timed alone;</li>
  *   <li><b>flood</b>: {@code 2 * maxEntries} attacker creates in batches of {@value #BATCH} timed
  *       together, every {@value #HONEST_EVERY}th batch followed by {@value #BATCH} honest new creates
  *       timed together (the same fill);</li>
@@ -125,7 +125,7 @@ public final class Flood {
      * @param maxEntries the cache's bound
      * @param flood the kind of flood, {@link #ONE_KEY} or {@link #ONE_BUCKET}
      * @param attackerNs median of the attacker's creates, flood and during phases
-     * @param honestCreateNs median of the honest new creates of the flood phase (the same fill)
+     * @param honestCreateNs median of the honest new creates, flood and during phases (the same fill)
      * @param victimBeforeNs median of victim operations before the flood
      * @param victimDuringNs median of victim operations during the flood
      * @param victimP999BeforeNs 99.9th percentile of single victim operations before the flood
@@ -506,7 +506,7 @@ public final class Flood {
             settle();
             long deadline = System.nanoTime() + budgetNs;
             while (victimBefore1.count() < ROUNDS && System.nanoTime() < deadline) {
-                round(null, victimBefore, honestBefore, victimBefore1, honestBefore1);
+                round(null, null, victimBefore, honestBefore, victimBefore1, honestBefore1);
             }
 
             Samples attacker = new Samples(BATCH);
@@ -535,7 +535,7 @@ public final class Flood {
             settle();
             deadline = System.nanoTime() + budgetNs;
             while (victimDuring1.count() < ROUNDS && System.nanoTime() < deadline) {
-                round(attacker, victimDuring, honestDuring, victimDuring1, honestDuring1);
+                round(attacker, create, victimDuring, honestDuring, victimDuring1, honestDuring1);
             }
             long capReclaims = cache.stats().chainCapReclaims() - capBefore;
             return new Result(backend, maxEntries, kind, attacker.median(), create.median(),
@@ -548,10 +548,12 @@ public final class Flood {
 
         /**
          * One round of the before ({@code attacker} null) or during phase: the attacker's batch, a
-         * batch of victim and of honest operations, one victim and one honest operation alone. Nothing
-         * is kept of a round during which a collection ran.
+         * batch of honest new creates (kept during the flood only, beside the flood phase's: the
+         * before phase runs it to do the same work), a batch of victim and of honest operations, one
+         * victim and one honest operation alone. Nothing is kept of a dropped round.
          */
-        private void round(Samples attacker, Samples victim, Samples honestOps, Samples victim1, Samples honest1) {
+        private void round(Samples attacker, Samples create, Samples victim, Samples honestOps, Samples victim1,
+                           Samples honest1) {
             for (int j = 0; j < BATCH; j++) { // drawn before the clock starts
                 victimBatch[j] = nextVictim();
                 honestBatch[j] = rnd.nextInt(honest);
@@ -560,6 +562,7 @@ public final class Flood {
             int h1 = rnd.nextInt(honest);
             startRound();
             long a = attacker == null ? 0 : attackerBatch();
+            long c = createBatch();
             long v = pairBatch(victimBatch);
             long h = pairBatch(honestBatch);
             long tv = pairOp(cache, v1, fresh++);
@@ -569,6 +572,7 @@ public final class Flood {
             }
             if (attacker != null) {
                 attacker.add(a);
+                create.add(c);
             }
             victim.add(v);
             honestOps.add(h);

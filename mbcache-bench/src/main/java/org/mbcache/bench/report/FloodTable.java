@@ -37,13 +37,15 @@ public final class FloodTable {
                 + " alone (one nanoTime pair included). Every kind of flood ran completely on a throwaway cache first"
                 + " (JIT warm-up); each phase starts after System.gc() and a pause, and rounds during which a collection"
                 + " ran are dropped: GC pauses are excluded; so are rounds in which the measuring thread waited for a CPU"
-                + " (Linux's run_delay; another process's or this JVM's background threads'). Half-full cache of honest pairs, then 2 × maxEntries attacker"
-                + " creates (fewer when the phase ran out of time) in batches, every ").append(Flood.HONEST_EVERY)
-                .append("th followed by a batch of honest new creates; during: a batch of attacker creates in front of each round of the before phase. victim: get"
-                + " + release of an honest pair in the attacked bucket (one-key: of the attacked key), then create +"
-                + " deleteOrGet of a new pair with its key; honest: the same on a uniformly drawn honest pair; honest new"
-                + " create: a never-seen pair, at the same fill as the attacker's. mbcache bucketBits: 12 at 65,536, 16"
-                + " at 1,048,576, fixed hashSeed.\n");
+                + " (Linux's run_delay: another process's or this JVM's background threads'). Half-full cache of honest"
+                + " pairs; before: rounds of a batch of honest new creates, of victim and of honest operations, then one"
+                + " victim and one honest operation alone; flood: 2 × maxEntries attacker creates (fewer when the phase"
+                + " ran out of time) in batches, every ").append(Flood.HONEST_EVERY).append("th followed by a batch of"
+                + " honest new creates; during: the before phase's rounds, each behind a batch of attacker creates."
+                + " victim: get + release of an honest pair in the attacked bucket (one-key: of the attacked key), then"
+                + " create + deleteOrGet of a new pair with its key; honest: the same on a uniformly drawn honest pair;"
+                + " honest new create: a never-seen pair, at the same fill as the attacker's (flood and during phases)."
+                + " mbcache bucketBits: 12 at 65,536, 16 at 1,048,576, fixed hashSeed.\n");
         return b.toString();
     }
 
