@@ -42,8 +42,8 @@ import org.mbcache.DedupCache;
  *       background reclaim), so that the JIT has compiled them before the first timed round.</li>
  *   <li><b>Central figures are medians</b> (means kept beside them) of batches of {@value #BATCH}
  *       operations timed together, divided by {@value #BATCH}: a {@code System.nanoTime} pair costs
- *       about as much as one honest operation, and timing single operations would add that constant
- *       to both sides of every ratio and pull it towards 1.</li>
+ *       tens of ns, a sizeable share of an operation of about 100 ns, and timing single operations
+ *       would add that constant to both sides of every ratio and pull it towards 1.</li>
  *   <li><b>Tails are single operations</b>: the 99.9th percentiles come from the operations timed
  *       alone ({@link #ROUNDS} a phase, so 20 samples above it), and include one nanoTime pair.</li>
  *   <li><b>Collections excluded</b>: the phases start from a collected heap (System.gc() and a
@@ -71,7 +71,11 @@ import org.mbcache.DedupCache;
  *       sends to one bucket (the bucket of an honest pair's key), several values a key when a
  *       bucket has fewer keys than the flood has creates.</li>
  * </ul>
- * A <i>victim operation</i> is {@code get} + {@code release} of an honest pair whose key shares the
+ * The one-bucket flood writes {@code 2 * maxEntries} distinct keys, so during it the cache is at
+ * its bound (mbcache's reclaim, Caffeine's eviction run) while before it, half full, it is not: its
+ * during-over-before ratios include that, as an honest writer of as many new pairs would cause.
+ *
+ * <p>A <i>victim operation</i> is {@code get} + {@code release} of an honest pair whose key shares the
  * attacked bucket (the attacked key itself in the one-key flood), then {@code create} +
  * {@code deleteOrGet} of a new pair with that key. An <i>honest operation</i> is the same on a
  * uniformly drawn honest pair. An <i>honest new create</i> is a create of a never-seen pair
@@ -667,6 +671,7 @@ public final class Flood {
         }
     }
 
+    /** One attacker create, kept: the attacker never removes what it wrote. */
     static void attackerCreate(DedupCache cache, int key, long value) {
         sink += cache.create(key, value, true) ? 1 : 0;
     }
