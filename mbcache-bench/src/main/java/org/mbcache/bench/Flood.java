@@ -730,7 +730,11 @@ public final class Flood {
      * {@code Flood BACKEND [SIZES [BUDGET_MS]]}: runs both floods at each size (comma-separated
      * maxEntries, default 65536,1048576) for one backend, printing one FLOOD line each. Give the JVM
      * a fixed heap, pre-touched, large enough for the largest size without collecting all the time
-     * ({@code -Xms2g -Xmx2g -XX:+AlwaysPreTouch} for 1,048,576); it prints the options it got.
+     * ({@code -Xms2g -Xmx2g -XX:+AlwaysPreTouch} for 1,048,576), and {@code -XX:-TieredCompilation}:
+     * with tiered compilation one JVM in three to five compiled the one-key victims' chain scan
+     * into code a third slower (victims during over before 3.9-4.5 instead of 2.7-3.1, the same in
+     * both sizes of that JVM), with C2 alone ten JVMs in a row gave 2.67-2.81. It prints the options
+     * it got.
      */
     public static void main(String[] args) {
         if (args.length < 1) {
