@@ -2,10 +2,14 @@ package org.mbcache.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.mbcache.bench.report.FloodTable;
 
 class FloodTest {
     @Test
@@ -44,10 +48,107 @@ class FloodTest {
 
     @Test
     void resultLinesRoundTrip() {
-        Flood.Result r = new Flood.Result("mbcache-allocfirst", 1_048_576, Flood.ONE_BUCKET, 1.5, 2, 3, 4.25, 5, 6, 7, 8, 9, 10, 11);
+        Flood.Result r = new Flood.Result("mbcache-allocfirst", 1_048_576, Flood.ONE_BUCKET, 1.5, 2, 3, 4.25, 5, 6, 7, 8,
+                9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20);
         assertEquals(r, Flood.Result.parse(r.line()));
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("FLOOD backend=mbcache"));
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("XATTR mbcache"));
+    }
+
+    @Test
+    void aLineWithoutTheMediansOfHonestOperationsIsRejected() {
+        String line = new Flood.Result("mbcache", 65_536, Flood.ONE_KEY, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                16, 17, 18, 19, 20).line();
+        assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse(line.replace(" honestBeforeNs=12.0", "")));
+    }
+
+    @Test
+    void theTargetsOnlyConstructorLeavesTheOtherFiguresUnmeasured() {
+        Flood.Result r = new Flood.Result("mbcache", 65_536, Flood.ONE_KEY, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+        assertTrue(Double.isNaN(r.honestBeforeNs()));
+        assertTrue(Double.isNaN(r.attackerMeanNs()));
+        assertEquals(0, r.samples());
+        assertEquals(r, Flood.Result.parse(r.line()));
+    }
+
+    @Test
+    void batchedSamplesReportPerOperationMedianMeanAndPercentile() {
+        Flood.Samples s = new Flood.Samples(16);
+        for (long t : new long[] {160, 320, 3200, 480, 1600}) {
+            s.add(t);
+        }
+        assertEquals(30, s.median());
+        assertEquals(5760.0 / 5 / 16, s.mean());
+        assertEquals(200, s.percentile(0.999));
+        assertEquals(5, s.count());
+    }
+
+    @Test
+    void samplesGrowPastTheirFirstArray() {
+        Flood.Samples s = new Flood.Samples(1);
+        for (int i = 1; i <= 5000; i++) {
+            s.add(i);
+        }
+        assertEquals(5000, s.count());
+        assertEquals(4995, s.percentile(0.999));
+    }
+
+    @Test
+    void noSamplesHaveNoFigures() {
+        assertTrue(Double.isNaN(new Flood.Samples(16).median()));
+        assertTrue(Double.isNaN(new Flood.Samples(16).mean()));
+    }
+
+    @Test
+    void theTableShowsMediansWithTheirMeansAndSaysPausesAreExcluded() {
+        Flood.Result r = new Flood.Result("mbcache", 65_536, Flood.ONE_KEY, 400, 200, 150, 240, 900, 950, 1000, 1200,
+                131_072, 131_072, 130_000, 120, 132, 410, 210, 160, 250, 20_000, 3, 1_234);
+        String table = FloodTable.markdown(List.of(r));
+        assertTrue(table.contains("| 400 (410) | 200 (210) | 2.00 | 150 (160) | 240 (250) | 1.60 | 120 | 132 | 1.10 |"), table);
+        assertTrue(table.contains("| 20,000 | 3 / 1,234 |"), table);
+        assertTrue(table.contains("GC pauses are excluded"), table);
+    }
+
+    static Flood.Result fork(String flood, double victimDuringNs, long preempted) {
+        return new Flood.Result("mbcache", 65_536, flood, 150, 75, 85, victimDuringNs, 300, 900, 600, 700, 131_072,
+                131_072, 130_000, 128, 129, 160, 80, 90, victimDuringNs + 10, 20_000, 0, preempted);
+    }
+
+    @Test
+    void forksOfOneFloodGiveTheirMedianFigureNotOneOddJvms() {
+        List<Flood.Result> m = Flood.Result.medianOfForks(List.of(fork(Flood.ONE_KEY, 260, 1), fork(Flood.ONE_KEY, 354, 2),
+                fork(Flood.ONE_KEY, 230, 3)));
+        assertEquals(1, m.size());
+        assertEquals(260, m.get(0).victimDuringNs());
+        assertEquals(270, m.get(0).victimDuringMeanNs());
+        assertEquals(6, m.get(0).preemptedRounds());
+    }
+
+    @Test
+    void forksAreGroupedByFloodInTheOrderFirstSeen() {
+        List<Flood.Result> m = Flood.Result.medianOfForks(List.of(fork(Flood.ONE_KEY, 260, 0), fork(Flood.ONE_BUCKET, 100, 0),
+                fork(Flood.ONE_KEY, 250, 0), fork(Flood.ONE_BUCKET, 110, 0)));
+        assertEquals(List.of(Flood.ONE_KEY, Flood.ONE_BUCKET), m.stream().map(Flood.Result::flood).toList());
+        assertEquals(260, m.get(0).victimDuringNs());
+        assertEquals(110, m.get(1).victimDuringNs());
+    }
+
+    @Test
+    void runDelayIsTheSecondFigureOfSchedstat() {
+        byte[] line = "2526444152 247245 25\n".getBytes(StandardCharsets.US_ASCII);
+        assertEquals(247_245, Flood.parseRunDelay(line, line.length));
+    }
+
+    @Test
+    void aSchedstatWithoutASecondFigureHasNoRunDelay() {
+        byte[] line = "2526444152\n".getBytes(StandardCharsets.US_ASCII);
+        assertEquals(-1, Flood.parseRunDelay(line, line.length));
+        assertEquals(-1, Flood.parseRunDelay(line, 0));
+    }
+
+    @Test
+    void anUnknownFloodIsRejectedBeforeACacheIsBuilt() {
+        assertThrows(IllegalArgumentException.class, () -> Flood.run(Backends.MBCACHE, 1 << 10, "one-shard", 100));
     }
 
     @Test
@@ -56,8 +157,10 @@ class FloodTest {
         assertEquals(2 * 1024, r.plannedCreates());
         assertEquals(Flood.ONE_BUCKET, r.flood());
         for (double d : new double[] {r.attackerNs(), r.honestCreateNs(), r.victimBeforeNs(), r.victimDuringNs(),
+                r.honestBeforeNs(), r.honestDuringNs(), r.attackerMeanNs(), r.victimDuringMeanNs(),
                 r.honestP999BeforeNs(), r.honestP999DuringNs()}) {
-            assertEquals(true, d > 0, r.line());
+            assertTrue(d > 0, r.line());
         }
+        assertTrue(r.samples() > 0, r.line());
     }
 }
