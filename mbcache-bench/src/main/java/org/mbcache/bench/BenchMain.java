@@ -113,8 +113,7 @@ public final class BenchMain {
         List<Flood.Result> results = new ArrayList<>();
         for (String b : backends) {
             System.out.println("# flood " + b + " maxEntries " + sizes + ", phases of at most " + budget + " ms");
-            // a heap that holds 1,048,576 Caffeine-backend entries without collecting all the time
-            QuickRun.childJvm(Flood.class, List.of("-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"), List.of(b, sizes, budget), line -> {
+            QuickRun.childJvm(Flood.class, Flood.CHILD_JVM, List.of(b, sizes, budget), line -> {
                 System.out.println(line);
                 results.add(Flood.Result.parse(line));
             }, System.out);

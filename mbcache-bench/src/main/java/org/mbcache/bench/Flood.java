@@ -86,6 +86,12 @@ import org.mbcache.DedupCache;
  * job and the {@code flood} command read back from the child JVM.
  */
 public final class Flood {
+    /**
+     * The options of every JVM that runs {@link #main}: a fixed, pre-touched heap that holds 1,048,576
+     * Caffeine-backend entries without collecting all the time, and C2 alone (see {@link #main}).
+     */
+    public static final List<String> CHILD_JVM = List.of("-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch", "-XX:-TieredCompilation");
+
     /** Distinct values, one key. */
     public static final String ONE_KEY = "one-key";
     /** Distinct keys, one bucket by the kernel's {@code hash_32}. */
