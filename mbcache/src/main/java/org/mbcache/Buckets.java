@@ -21,8 +21,10 @@ import org.mbcache.MbCache.Entry;
  *       progress, and then the chain's keys, oldest first. A miss reads this array alone.</li>
  *   <li>{@code entries[b]}: the chain's entries, parallel to its keys. Only an entry whose key
  *       matched is dereferenced.</li>
- *   <li>{@code requests[b]}: the in-progress request list of the 2019 patch as (key, value) pairs,
- *       allocated the first time the bucket sees a create and reused after: the kernel kept each
+ *   <li>{@code writerSide[b]}: what only writers touch. First the bucket's two statistics counters,
+ *       creates and deletes (counted here, under the bit a create or delete holds anyway, on a line
+ *       no lookup reads), then the in-progress request list of the 2019 patch as (key, value) pairs.
+ *       Allocated the first time the bucket sees a create and reused after: the kernel kept each
  *       request on its creator's stack, and this keeps the steady state as free of allocation.</li>
  * </ul>
  * "Newest first" is a walk from the end of the chain downwards. Until a bucket's first create its
@@ -82,6 +84,13 @@ final class Buckets {
     static final int REQUESTS = 1;
     static final int KEYS = 2;
 
+    // Layout of writerSide[b].
+    /** Creates that hashed an entry in the bucket. */
+    static final int CREATES = 0;
+    /** Entries {@code deleteOrGet} removed from the bucket. */
+    static final int DELETES = 1;
+    private static final int PAIRS = 2;
+
     /** Every bucket's words until its first create: never written. */
     private static final int[] NO_WORDS = new int[KEYS];
     private static final Entry[] NO_ENTRIES = {};
@@ -95,7 +104,8 @@ final class Buckets {
     private final int[] lockWords;
     private final int[][] words;
     private final Entry[][] entries;
-    private final long[][] requests;
+    /** Per bucket: the create and delete counters, then the request list's pairs. */
+    private final long[][] writerSide;
     private final int bucketBits;
     /** The keyed index's multiplier (odd) and increment. */
     private final long multiplier;
@@ -112,7 +122,7 @@ final class Buckets {
         lockWords = new int[count];
         words = new int[count][];
         entries = new Entry[count][];
-        requests = new long[count][];
+        writerSide = new long[count][];
         Arrays.fill(words, NO_WORDS);
         Arrays.fill(entries, NO_ENTRIES);
         long[] seed = seed(hashSeed);
@@ -338,6 +348,9 @@ final class Buckets {
      * leaves the bucket as it was. Lock held.
      */
     void ensureRoom(int b) {
+        if (writerSide[b] == null) {
+            writerSide[b] = new long[PAIRS];
+        }
         int[] w = words[b];
         int length = w[LENGTH];
         if (KEYS + length < w.length) {
@@ -405,14 +418,32 @@ final class Buckets {
         return claimed;
     }
 
+    /**
+     * Counts a create or delete ({@link #CREATES}, {@link #DELETES}) of bucket {@code b}. Lock held,
+     * after {@link #ensureRoom} made the bucket's writer side (every chain entry got there through
+     * it); a bucket that {@code close} emptied has none and counts nothing. No allocation.
+     */
+    void count(int b, int counter) {
+        long[] side = writerSide[b];
+        if (side != null) {
+            side[counter]++;
+        }
+    }
+
+    /** A counter ({@link #CREATES}, {@link #DELETES}) of bucket {@code b}. Lock held. */
+    long counter(int b, int counter) {
+        long[] side = writerSide[b];
+        return side == null ? 0 : side[counter];
+    }
+
     /** Whether a create of the pair is in progress in bucket {@code b}. Lock held. */
     boolean hasRequest(int b, int key, long value) {
         int count = words[b][REQUESTS];
         if (count == 0) {
             return false; // the common case: no need to touch the pairs array at all
         }
-        long[] pairs = requests[b];
-        for (int i = 2 * count - 2; i >= 0; i -= 2) {
+        long[] pairs = writerSide[b];
+        for (int i = PAIRS + 2 * count - 2; i >= PAIRS; i -= 2) {
             if (pairs[i] == key && pairs[i + 1] == value) {
                 return true;
             }
@@ -432,12 +463,13 @@ final class Buckets {
         }
         int[] w = words[b];
         int count = w[REQUESTS];
-        long[] pairs = requests[b];
-        if (pairs == null || 2 * count == pairs.length) {
-            requests[b] = pairs = pairs == null ? new long[2] : Arrays.copyOf(pairs, 2 * grownCapacity(count));
+        long[] pairs = writerSide[b];
+        if (pairs == null || PAIRS + 2 * count == pairs.length) {
+            writerSide[b] = pairs = pairs == null
+                    ? new long[PAIRS + 2] : Arrays.copyOf(pairs, PAIRS + 2 * grownCapacity(count));
         }
-        pairs[2 * count] = key;
-        pairs[2 * count + 1] = value;
+        pairs[PAIRS + 2 * count] = key;
+        pairs[PAIRS + 2 * count + 1] = value;
         w[REQUESTS] = count + 1;
     }
 
@@ -448,9 +480,9 @@ final class Buckets {
      */
     boolean removeRequest(int b, int key, long value) {
         int[] w = words[b];
-        long[] pairs = requests[b];
-        int last = 2 * (w[REQUESTS] - 1);
-        for (int i = last; i >= 0; i -= 2) {
+        long[] pairs = writerSide[b];
+        int last = PAIRS + 2 * (w[REQUESTS] - 1);
+        for (int i = last; i >= PAIRS; i -= 2) {
             if (pairs[i] == key && pairs[i + 1] == value) {
                 pairs[i] = pairs[last];
                 pairs[i + 1] = pairs[last + 1];
@@ -490,7 +522,7 @@ final class Buckets {
         }
         entries[b] = NO_ENTRIES;
         words[b] = NO_WORDS;
-        requests[b] = null;
+        writerSide[b] = null;
     }
 
     /** Grows by half, from 4: at 16 entries a bucket the arrays are a fifth empty at most. */

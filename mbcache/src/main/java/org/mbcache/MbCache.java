@@ -68,8 +68,10 @@ public final class MbCache implements DedupCache {
      * Counting. The entry count is a StripedCounter: exact per-thread cells for size(), and a shared
      * estimate, written once per batch of a thread's creates, for the reclaim triggers. The batch is
      * chosen from maxEntries so that the estimate trails by a few percent at most; the synchronous
-     * trigger confirms with the exact sum before it runs a pass. Hits, misses, creates, refusals,
-     * deletes and cap reclaims are LongAdders: a thread adds to a cell of its own.
+     * trigger confirms with the exact sum before it runs a pass. Hits, misses, refusals and cap
+     * reclaims are LongAdders: a thread adds to a cell of its own. Creates and deletes are counted
+     * in the bucket they change, under the bit they hold anyway, on the bucket's writer-side array
+     * that no lookup reads (an atomic there would cost each create and delete one more CAS).
      *
      * Which cache lines each operation writes that another thread may also write (the scaling
      * argument; "entry" is the state word of the entry handed out):
@@ -78,12 +80,12 @@ public final class MbCache implements DedupCache {
      *   findFirst / findNext / get, miss    none
      *   release, touch, setReusable         the entry
      *   create, duplicate refused           the bucket's lock word (lock, unlock)
-     *   create, new pair                    the bucket's lock word (twice with the request list)
-     *                                       and chain arrays; the creator's append stack top and
+     *   create, new pair                    the bucket's lock word (twice with the request list),
+     *                                       chain and writer-side arrays; the creator's stack top and
      *                                       entry-count cell (striped by thread); the count estimate
      *                                       once per batch; the entry
-     *   deleteOrGet                         the bucket's lock word and chain arrays; the entry;
-     *                                       striped count and dead-entry cells
+     *   deleteOrGet                         the bucket's lock word, chain and writer-side arrays;
+     *                                       the entry; striped count and dead-entry cells
      *   reclaim pass (any kind)             the LRU lock and list; per freed entry its bucket
      *
      * The per-thread cells (LongAdder's, StripedCounter's, the append stacks) are on lines of their
@@ -394,11 +396,9 @@ public final class MbCache implements DedupCache {
     private final MemoryPressureRegistry.Registration pressureRegistration;
     private final Runnable backgroundReclaim = this::backgroundReclaim;
 
-    private final LongAdder creates = new LongAdder();
     private final LongAdder duplicatesRefused = new LongAdder();
     private final LongAdder lookupHits = new LongAdder();
     private final LongAdder lookupMisses = new LongAdder();
-    private final LongAdder deletes = new LongAdder();
     private final LongAdder chainCapReclaims = new LongAdder();
 
     /**
@@ -639,7 +639,6 @@ public final class MbCache implements DedupCache {
         // Only now may anyone free it: listed and counted first (kernel fix 5fc4cbd9fde5).
         lru.append(entry);
         entryCount.add(1);
-        creates.increment();
         try {
             releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
         } catch (IllegalStateException killed) {
@@ -734,6 +733,7 @@ public final class MbCache implements DedupCache {
             capOutcome = ((long) length << 32) | buckets.reclaimForRoom(bucket, chainCap);
         }
         buckets.addNewest(bucket, entry);
+        buckets.count(bucket, Buckets.CREATES);
         return capOutcome;
     }
 
@@ -892,11 +892,11 @@ public final class MbCache implements DedupCache {
                 return entry; // somebody else holds it: hand it over, referenced
             }
             buckets.removeAt(bucket, index);
+            buckets.count(bucket, Buckets.DELETES);
         } finally {
             buckets.unlock(bucket);
         }
         entryCount.add(-1);
-        deletes.increment();
         leaveDeadOnLru(1);
         return null;
     }
@@ -1184,16 +1184,28 @@ public final class MbCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Sums the striped counters; the reclaim counters are read under the LRU lock.
+     * <p>Sums the striped counters and each bucket's create and delete counters, read under its
+     * bit; the reclaim counters are read under the LRU lock.
      */
     @Override
     public CacheStats stats() {
         ensureOpen();
         long hits = lookupHits.sum();
         long misses = lookupMisses.sum();
+        long creates = 0;
+        long deletes = 0;
+        for (int bucket = 0; bucket < buckets.count(); bucket++) {
+            buckets.lock(bucket);
+            try {
+                creates += buckets.counter(bucket, Buckets.CREATES);
+                deletes += buckets.counter(bucket, Buckets.DELETES);
+            } finally {
+                buckets.unlock(bucket);
+            }
+        }
         lru.lock.lock();
         try {
-            return new CacheStats(creates.sum(), duplicatesRefused.sum(), hits, misses, deletes.sum(),
+            return new CacheStats(creates, duplicatesRefused.sum(), hits, misses, deletes,
                     entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
                     requestedReclaimPasses, chainCapReclaims.sum());
         } finally {
