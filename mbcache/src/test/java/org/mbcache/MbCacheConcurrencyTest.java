@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Timeout;
 import org.mbcache.contract.ConcurrentRounds;
 
 /**
- * Races only the kernel port's structures can lose: the lock-free LRU append buffer against
+ * Races only the kernel port's structures can lose: the lock-free LRU append stacks against
  * reclaim passes, and size accounting across create, deleteOrGet and reclaim at once.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
