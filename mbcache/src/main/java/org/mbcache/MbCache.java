@@ -65,13 +65,14 @@ public final class MbCache implements DedupCache {
      * chain cap) stay linked, dead, until a pass meets them or a purge unlinks them (when they
      * outnumber the live ones).
      *
-     * Counting. The entry count is a StripedCounter: exact per-thread cells for size(), and a shared
-     * estimate, written once per batch of a thread's creates, for the reclaim triggers. The batch is
-     * chosen from maxEntries so that the estimate trails by a few percent at most; the synchronous
-     * trigger confirms with the exact sum before it runs a pass. Hits, misses, refusals and cap
-     * reclaims are LongAdders: a thread adds to a cell of its own. Creates and deletes are counted
-     * in the bucket they change, under the bit they hold anyway, on the bucket's writer-side array
-     * that no lookup reads (an atomic there would cost each create and delete one more CAS).
+     * Counting. The entry count is one atomic word on lines of its own (EntryCount): size() must be a
+     * value the count really had, which a striped sum read across cells cannot promise (a reader
+     * descheduled between two cells mixes moments far apart; the soak run caught it). Creates and
+     * removals write it; lookups never do. The dead entries still linked on the LRU list are striped
+     * (StripedCounter: exact cells, and an estimate written once per batch that decides the purge).
+     * Hits, misses, refusals and cap reclaims are LongAdders: a thread adds to a cell of its own.
+     * Creates and deletes are counted in the bucket they change, under the bit they hold anyway, on
+     * the bucket's writer-side array that no lookup reads.
      *
      * Which cache lines each operation writes that another thread may also write (the scaling
      * argument; "entry" is the state word of the entry handed out):
@@ -81,17 +82,17 @@ public final class MbCache implements DedupCache {
      *   release, touch, setReusable         the entry
      *   create, duplicate refused           the bucket's lock word (lock, unlock)
      *   create, new pair                    the bucket's lock word (twice with the request list),
-     *                                       chain and writer-side arrays; the creator's stack top and
-     *                                       entry-count cell (striped by thread); the count estimate
-     *                                       once per batch; the entry
+     *                                       chain and writer-side arrays; the creator's stack top;
+     *                                       the entry count (one word, shared); the entry
      *   deleteOrGet                         the bucket's lock word, chain and writer-side arrays;
-     *                                       the entry; striped count and dead-entry cells
+     *                                       the entry; the entry count; a dead-entry cell
      *   reclaim pass (any kind)             the LRU lock and list; per freed entry its bucket
      *
      * The per-thread cells (LongAdder's, StripedCounter's, the append stacks) are on lines of their
      * own; two threads share one only when their ids collide (one chance in 16 or more stripes for
      * two threads). Lock words of neighbouring buckets share a line, but only creates and deletes
-     * write them, and lookups no longer take them.
+     * write them, and lookups no longer take them. The one word every create and removal writes is
+     * the entry count: the price of an exact size().
      *
      * Memory ordering, by structure. Chain arrays, request lists and the LRU list are plain fields
      * guarded by a lock (bucket bit or LRU lock); optimistic reads of chains are validated as
@@ -377,6 +378,42 @@ public final class MbCache implements DedupCache {
         }
     }
 
+    /**
+     * The entry count (kernel {@code c_entry_count}): one atomic word, alone on its cache lines so
+     * that it drags no read-mostly field along. Not striped, although creates and deletes on all
+     * cores write it: {@link #size()} must be a value the count really had, and a striped sum read
+     * by a thread that is descheduled between two cells mixes moments milliseconds apart (the soak
+     * run caught sums hundreds of entries above every real count). Only creates and removals write
+     * it; lookups never touch it.
+     */
+    static final class EntryCount {
+        private static final VarHandle VALUE;
+
+        static {
+            try {
+                VALUE = MethodHandles.lookup().findVarHandle(EntryCount.class, "value", long.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        long p01, p02, p03, p04, p05, p06, p07;
+        private volatile long value;
+        long p11, p12, p13, p14, p15, p16, p17;
+
+        long lv() {
+            return value;
+        }
+
+        void add(long delta) {
+            VALUE.getAndAdd(this, delta);
+        }
+
+        void reset() {
+            value = 0;
+        }
+    }
+
     private final Buckets buckets;
     private final int bucketBits;
     private final long maxEntries;
@@ -386,8 +423,8 @@ public final class MbCache implements DedupCache {
     private final CreateStrategy createStrategy;
     private final Executor executor;
     private final Lru lru;
-    /** The entry count (kernel {@code c_entry_count}), striped; see the implementation notes. */
-    private final StripedCounter entryCount;
+    /** The entry count (kernel {@code c_entry_count}); see the implementation notes. */
+    private final EntryCount entryCount = new EntryCount();
     /**
      * Where {@code waitUnused} sleeps (kernel {@code wait_var_event} on {@code e_refcnt}). Waits are
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
@@ -423,19 +460,17 @@ public final class MbCache implements DedupCache {
         this.chainCap = builder.chainCap > 0 ? builder.chainCap : defaultChainCap(maxEntries, bucketBits);
         this.createStrategy = builder.createStrategy;
         this.executor = builder.executor != null ? builder.executor : ReclaimThread.EXECUTOR;
-        long batch = countBatch(maxEntries);
-        this.entryCount = new StripedCounter(batch);
-        this.lru = new Lru(batch);
+        this.lru = new Lru(deadEntriesBatch(maxEntries));
         this.buckets = new Buckets(bucketBits, builder.hashSeed);
         this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
     }
 
     /**
-     * How many creates of one thread the entry-count estimate may trail: a power of two, at most 64,
-     * small enough that all stripes together trail by at most 1/8 of {@code maxEntries} (1 for small
-     * caches, where the estimate is then exact).
+     * How many removals of one thread the dead-entry estimate (the purge trigger) may trail: a power
+     * of two, at most 64, small enough that all stripes together trail by at most 1/8 of
+     * {@code maxEntries} (1 for small caches, where the estimate is then exact).
      */
-    private static long countBatch(long maxEntries) {
+    private static long deadEntriesBatch(long maxEntries) {
         long perStripe = maxEntries / (8L * StripedCounter.stripeCount());
         return Math.max(1, Long.highestOneBit(Math.min(64, Math.max(1, perStripe))));
     }
@@ -638,7 +673,7 @@ public final class MbCache implements DedupCache {
         }
         // Only now may anyone free it: listed and counted first (kernel fix 5fc4cbd9fde5).
         lru.append(entry);
-        entryCount.add(1);
+        entryCount.add(1L);
         try {
             releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
         } catch (IllegalStateException killed) {
@@ -650,15 +685,12 @@ public final class MbCache implements DedupCache {
 
     /** The reclaim triggers at the top of kernel {@code mb_cache_entry_create}. */
     private void reclaimIfLarge() {
-        long estimate = entryCount.estimate();
-        if (estimate < maxEntries - entryCount.slack()) {
-            return; // the common case below the bound: one read of a line written once per batch
+        long count = entryCount.lv();
+        if (count < maxEntries) {
+            return;
         }
-        if (estimate >= maxEntries) {
-            scheduleBackgroundReclaim();
-        }
-        if (estimate >= synchronousReclaimThreshold - entryCount.slack()
-                && entryCount.sum() >= synchronousReclaimThreshold) {
+        scheduleBackgroundReclaim();
+        if (count >= synchronousReclaimThreshold) {
             resubmitStaleBackgroundReclaim();
             reclaim(SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
         }
@@ -908,7 +940,7 @@ public final class MbCache implements DedupCache {
      */
     private void leaveDeadOnLru(long count) {
         lru.addDeadEntries(count);
-        if (lru.deadEntriesEstimate() > Math.max(SYNC_SHRINK_BATCH, entryCount.estimate()) && lru.lock.tryLock()) {
+        if (lru.deadEntriesEstimate() > Math.max(SYNC_SHRINK_BATCH, entryCount.lv()) && lru.lock.tryLock()) {
             try {
                 lru.purgeDead();
             } finally {
@@ -1007,7 +1039,7 @@ public final class MbCache implements DedupCache {
     @Override
     public long size() {
         ensureOpen();
-        return Math.max(0, entryCount.sum());
+        return Math.max(0, entryCount.lv());
     }
 
     /**
@@ -1175,7 +1207,7 @@ public final class MbCache implements DedupCache {
         if (closed) {
             return;
         }
-        long count = entryCount.sum();
+        long count = entryCount.lv();
         if (count > 0) {
             reclaim(Math.max(1, count / 2), ReclaimPassEvent.Kind.MEMORY_PRESSURE);
         }
@@ -1291,7 +1323,7 @@ public final class MbCache implements DedupCache {
     @Override
     public String toString() {
         return "MbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", chainCap=" + chainCap
-                + ", createStrategy=" + createStrategy + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.sum())) + "]";
+                + ", createStrategy=" + createStrategy + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.lv())) + "]";
     }
 
     /** The default background-reclaim executor, created on first use (initialization-on-demand holder). */
