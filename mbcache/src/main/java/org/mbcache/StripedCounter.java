@@ -10,8 +10,12 @@ import java.lang.invoke.VarHandle;
  * <p>A thread adds to the cell its id picks, so threads on different cores rarely write the same
  * line; the adds are atomic ({@code getAndAdd}), so two threads that share a cell lose nothing.
  * {@link #sum()} reads every cell: exact once the adders are quiet, and while they are not, off
- * by at most the adds that overlap it. Reading every cell costs one line per stripe, too much for a
- * decision taken on every create, so each cell also feeds a shared <em>estimate</em>: whenever a
+ * by the adds that overlap the whole read, which can be many: a reader descheduled between two cells
+ * mixes moments milliseconds apart, so the sum may be a value the counter never had. That is why
+ * the cache's entry count, which {@code size()} reports, is not one of these; the dead entries
+ * the LRU list still links are, since only a purge decision reads them. Reading every cell costs
+ * one line per stripe, too much for a decision taken on every delete, so each cell also feeds a
+ * shared <em>estimate</em>: whenever a
  * cell's value crosses a multiple of {@code batch}, the crossing thread adds that multiple's step
  * to the estimate. The estimate is therefore written once per {@code batch} adds of a thread, and
  * {@code sum() - stripes * batch < estimate() <= sum()} whenever the adders are quiet. With
