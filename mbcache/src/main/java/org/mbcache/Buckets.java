@@ -13,21 +13,39 @@ import org.mbcache.MbCache.Entry;
  * <h2>Layout</h2>
  * Stored by column, so that a lookup touches as few cache lines as it can. Bucket {@code b} is:
  * <ul>
- *   <li>{@code lockWords[b]}: bit 0 is the bucket's lock bit; the bits above count the critical
- *       sections, a version that lookups validate against (below). The lock words of all buckets
- *       sit in one primitive array that is never replaced, so a spinner always spins on the word
- *       the holder will clear.</li>
+ *   <li>{@code heads[b]}, the bucket's head word, a {@code long}: bit 0 is the bucket's lock bit;
+ *       bits 1-31 count the critical sections, a version that lookups validate against (below);
+ *       bits 32-63 are the key filter (below). The head words of all buckets sit in one primitive
+ *       array that is never replaced, so a spinner always spins on the word the holder will
+ *       clear, and one load gives a lookup its bucket's version and filter together.</li>
  *   <li>{@code words[b]}: one {@code int[]} with the chain's length, the number of creates in
- *       progress, and then the chain's keys, oldest first. A miss reads this array alone.</li>
- *   <li>{@code entries[b]}: the chain's entries, parallel to its keys. Only an entry whose key
- *       matched is dereferenced.</li>
+ *       progress, the number of keys removed since the key filter was rebuilt, and then the chain's
+ *       keys, oldest first. A miss the filter lets through reads
+ *       this array, and no other.</li>
+ *   <li>{@code entries[b]}: the chain's entries, parallel to its keys. Loaded only once a key
+ *       matched, and only that entry is dereferenced.</li>
  *   <li>{@code writerSide[b]}: what only writers touch. First the bucket's two statistics counters,
  *       creates and deletes (counted here, under the bit a create or delete holds anyway, on a line
  *       no lookup reads), then the in-progress request list of the 2019 patch as (key, value) pairs.
  *       Allocated the first time the bucket sees a create and reused after: the kernel kept each
  *       request on its creator's stack, and this keeps the steady state as free of allocation.</li>
  * </ul>
- * "Newest first" is a walk from the end of the chain downwards. Until a bucket's first create its
+ * "Newest first" is a walk from the end of the chain downwards.
+ *
+ * <h2>The key filter</h2>
+ * The upper 32 bits of the head word have bit {@link #filterBit}{@code (key)} set for every key in
+ * the chain (a Bloom filter with one hash function): a lookup whose bit is clear is a miss after one
+ * load, without reading the chain, where it used to read four cache lines. The bit comes from the
+ * five bits of the keyed hash just below the bucket's bits, so it is as unpredictable to an
+ * attacker as the bucket. Only the lock holder changes the filter: a create sets its key's bit, and
+ * removals leave theirs until a quarter of the chain's length has left since the last rebuild (at
+ * least one key, so an emptied chain has an empty filter); then {@link #refilter} rebuilds it from
+ * the keys left. A rebuild hashes every key of the chain, about as much work as a create-delete
+ * pair's own, so it is paid once per several removals. {@link #unlock} publishes the filter with the
+ * new version. So the filter in an even head word covers the chain of that version: it may claim a
+ * key that is not there (one lookup in eight at 4 distinct keys a bucket, one in three at 16, a
+ * little more with stale bits; those read the chain), never lacks one that is. A miss it answers needs no validation: version and filter came from
+ * one atomic load. Until a bucket's first create its
  * arrays are shared empty ones that are never written, so a table of 2^30 buckets allocates no
  * per-bucket array up front.
  *
@@ -74,15 +92,21 @@ import org.mbcache.MbCache.Entry;
  * before it changes anything, so an {@link OutOfMemoryError} there leaves the bucket as it was.
  */
 final class Buckets {
-    private static final VarHandle LOCK_WORD = MethodHandles.arrayElementVarHandle(int[].class);
+    private static final VarHandle LOCK_WORD = MethodHandles.arrayElementVarHandle(long[].class);
     /** Spins with {@link Thread#onSpinWait()} before each yield while the bit is taken. */
     private static final int SPINS_BEFORE_YIELD = 64;
-    private static final int LOCKED = 1;
+    private static final long LOCKED = 1;
+    /** The lock bit and the version: the low half of a head word. */
+    private static final long VERSION_MASK = 0xFFFF_FFFFL;
+    /** The key filter: the high half of a head word. */
+    private static final long FILTER_MASK = ~VERSION_MASK;
 
     // Layout of words[b].
     static final int LENGTH = 0;
     static final int REQUESTS = 1;
-    static final int KEYS = 2;
+    /** Keys removed from the chain since its key filter was last rebuilt. */
+    static final int STALE = 2;
+    static final int KEYS = 3;
 
     // Layout of writerSide[b].
     /** Creates that hashed an entry in the bucket. */
@@ -101,7 +125,8 @@ final class Buckets {
      */
     static final Entry RETRY_LOCKED = new Entry(null, 0, 0, false);
 
-    private final int[] lockWords;
+    /** Per bucket: lock bit, version and key filter in one word (the class comment's layout). */
+    private final long[] heads;
     private final int[][] words;
     private final Entry[][] entries;
     /** Per bucket: the create and delete counters, then the request list's pairs. */
@@ -119,7 +144,7 @@ final class Buckets {
     Buckets(int bucketBits, Long hashSeed) {
         int count = 1 << bucketBits;
         this.bucketBits = bucketBits;
-        lockWords = new int[count];
+        heads = new long[count];
         words = new int[count][];
         entries = new Entry[count][];
         writerSide = new long[count][];
@@ -148,12 +173,25 @@ final class Buckets {
     }
 
     int count() {
-        return lockWords.length;
+        return words.length;
+    }
+
+    /** The keyed hash of a key: its top {@code bucketBits} bits pick the bucket, the next five its filter bit. */
+    private long keyedHash(int key) {
+        return multiplier * (key & 0xFFFF_FFFFL) + increment;
     }
 
     /** The bucket of a key (kernel {@code mb_cache_entry_head}): the keyed index of the class comment. */
     int bucketOf(int key) {
-        return bucketBits == 0 ? 0 : (int) ((multiplier * (key & 0xFFFF_FFFFL) + increment) >>> (64 - bucketBits));
+        return bucketBits == 0 ? 0 : (int) (keyedHash(key) >>> (64 - bucketBits));
+    }
+
+    /**
+     * The key's bit in its bucket's key filter, in place in the head word: the five bits of the keyed
+     * hash below the bucket's bits ({@code bucketBits <= 30}, so they exist) pick one of bits 32-63.
+     */
+    long filterBit(int key) {
+        return 1L << (32 + ((int) (keyedHash(key) >>> (59 - bucketBits)) & 31));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -168,8 +206,8 @@ final class Buckets {
      * compare against.
      */
     void lock(int b) {
-        int word = (int) LOCK_WORD.getOpaque(lockWords, b);
-        if ((word & LOCKED) != 0 || !LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, word, word + 1)) {
+        long word = (long) LOCK_WORD.getOpaque(heads, b);
+        if ((word & LOCKED) != 0 || !LOCK_WORD.weakCompareAndSetAcquire(heads, b, word, word + 1)) {
             lockContended(b);
         }
         VarHandle.storeStoreFence();
@@ -179,8 +217,8 @@ final class Buckets {
         int spins = 0;
         for (;;) {
             // Opaque load: wait for the bit to clear without writing the contended line.
-            int word = (int) LOCK_WORD.getOpaque(lockWords, b);
-            if ((word & LOCKED) == 0 && LOCK_WORD.weakCompareAndSetAcquire(lockWords, b, word, word + 1)) {
+            long word = (long) LOCK_WORD.getOpaque(heads, b);
+            if ((word & LOCKED) == 0 && LOCK_WORD.weakCompareAndSetAcquire(heads, b, word, word + 1)) {
                 return;
             }
             if (++spins < SPINS_BEFORE_YIELD) {
@@ -193,24 +231,45 @@ final class Buckets {
     }
 
     /**
-     * Drops the lock bit (kernel {@code hlist_bl_unlock}) by advancing the word to the next even value,
-     * the bucket's new version: a release store publishes the critical section's writes. Only the
+     * Drops the lock bit (kernel {@code hlist_bl_unlock}) by advancing the version to the next even
+     * value (wrapping within the low half, never carrying into the filter), with the filter as the
+     * critical section left it: a release store publishes the critical section's writes. Only the
      * holder writes the word while it is odd, so a plain read of it suffices. One load and one store,
      * no allocation, no call: nothing here can fail and leave the bit set.
      */
     void unlock(int b) {
-        LOCK_WORD.setRelease(lockWords, b, (int) LOCK_WORD.get(lockWords, b) + 1);
+        long word = (long) LOCK_WORD.get(heads, b);
+        LOCK_WORD.setRelease(heads, b, (word & FILTER_MASK) | ((word + 1) & VERSION_MASK));
+    }
+
+    /**
+     * Replaces the key filter of a bucket whose bit the caller holds. Opaque: the store is atomic (a
+     * plain {@code long} store need not be), and racing lookups see an odd word and do not use it.
+     */
+    private void soFilter(int b, long filter) {
+        long word = (long) LOCK_WORD.get(heads, b);
+        LOCK_WORD.setOpaque(heads, b, (word & VERSION_MASK) | filter);
     }
 
     /** The version to validate an optimistic read against; odd while a holder is inside. Acquire. */
-    private int laVersion(int b) {
-        return (int) LOCK_WORD.getAcquire(lockWords, b);
+    private long laVersion(int b) {
+        return (long) LOCK_WORD.getAcquire(heads, b);
     }
 
     /** Whether no critical section began since {@code version} was read (see the class comment). */
-    private boolean validate(int b, int version) {
+    private boolean validate(int b, long version) {
         VarHandle.acquireFence(); // the optimistic loads complete before the version is read again
-        return (int) LOCK_WORD.getOpaque(lockWords, b) == version;
+        return (long) LOCK_WORD.getOpaque(heads, b) == version;
+    }
+
+    /** The filter of a head word: whether it may hold {@code key} (if not, the chain surely does not). */
+    private boolean mayHold(long head, int key) {
+        return (head & filterBit(key)) != 0;
+    }
+
+    /** Whether bucket {@code b}'s key filter may hold {@code key}, as of its last unlock (for tests). */
+    boolean filterMayHold(int b, int key) {
+        return mayHold(laVersion(b), key);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -224,14 +283,18 @@ final class Buckets {
      * if the read could not be validated.
      */
     Entry tryFindReusable(int b, int key, Entry after) {
-        int version = laVersion(b);
+        long version = laVersion(b);
         if ((version & LOCKED) != 0) {
             return RETRY_LOCKED;
         }
+        if (!mayHold(version, key)) {
+            return null; // the filter came with the version, in one load: nothing to validate
+        }
         int[] w = words[b];
-        Entry[] chain = entries[b];
         int from = Math.min(w[LENGTH], w.length - KEYS);
+        Entry[] chain = null;
         if (after != null) {
+            chain = entries[b];
             for (int i = from - 1; i >= 0; i--) {
                 if (w[KEYS + i] == after.key && i < chain.length && chain[i] == after) {
                     from = i;
@@ -241,6 +304,9 @@ final class Buckets {
         }
         for (int i = from - 1; i >= 0; i--) {
             if (w[KEYS + i] == key) {
+                if (chain == null) {
+                    chain = entries[b];
+                }
                 if (i >= chain.length) {
                     return RETRY_LOCKED;
                 }
@@ -258,14 +324,20 @@ final class Buckets {
      * the caller; {@code null} if the chain surely lacks it; {@link #RETRY_LOCKED} if unvalidated.
      */
     Entry tryGet(int b, int key, long value) {
-        int version = laVersion(b);
+        long version = laVersion(b);
         if ((version & LOCKED) != 0) {
             return RETRY_LOCKED;
         }
+        if (!mayHold(version, key)) {
+            return null; // the filter came with the version, in one load: nothing to validate
+        }
         int[] w = words[b];
-        Entry[] chain = entries[b];
+        Entry[] chain = null;
         for (int i = Math.min(w[LENGTH], w.length - KEYS) - 1; i >= 0; i--) {
             if (w[KEYS + i] == key) {
+                if (chain == null) {
+                    chain = entries[b];
+                }
                 if (i >= chain.length) {
                     return RETRY_LOCKED;
                 }
@@ -278,8 +350,38 @@ final class Buckets {
         return validate(b, version) ? null : RETRY_LOCKED;
     }
 
+    /**
+     * Optimistic {@link #indexOf}{@code >= 0}, for a create's duplicate check: {@code true} only if
+     * the pair was in the chain at a validated version, where a create would have been refused (an
+     * entry in its chain at a stable version is alive: see the class comment). {@code false} means
+     * absent <em>or unknown</em>: the caller decides under the lock. Writes nothing.
+     */
+    boolean tryContains(int b, int key, long value) {
+        long version = laVersion(b);
+        if ((version & LOCKED) != 0 || !mayHold(version, key)) {
+            return false;
+        }
+        int[] w = words[b];
+        Entry[] chain = null;
+        for (int i = Math.min(w[LENGTH], w.length - KEYS) - 1; i >= 0; i--) {
+            if (w[KEYS + i] == key) {
+                if (chain == null) {
+                    chain = entries[b];
+                }
+                if (i >= chain.length) {
+                    return false;
+                }
+                Entry entry = chain[i];
+                if (entry != null && entry.value == value) {
+                    return validate(b, version);
+                }
+            }
+        }
+        return false;
+    }
+
     /** The referenced entry if the read that found it validates; else the reference back and a retry. */
-    private Entry validatedHit(int b, int version, Entry entry, int key) {
+    private Entry validatedHit(int b, long version, Entry entry, int key) {
         if (validate(b, version) && entry.key == key) {
             return entry;
         }
@@ -303,6 +405,9 @@ final class Buckets {
 
     /** Index of the pair in bucket {@code b}'s chain, newest first, or -1. Lock held. */
     int indexOf(int b, int key, long value) {
+        if (!mayHold((long) LOCK_WORD.get(heads, b), key)) {
+            return -1;
+        }
         int[] w = words[b];
         Entry[] chain = entries[b];
         for (int i = w[LENGTH] - 1; i >= 0; i--) {
@@ -373,10 +478,17 @@ final class Buckets {
         w[KEYS + length] = entry.key;
         entries[b][length] = entry;
         w[LENGTH] = length + 1;
+        soFilter(b, ((long) LOCK_WORD.get(heads, b) & FILTER_MASK) | filterBit(entry.key));
     }
 
     /** Unhashes the entry at chain index {@code index}, keeping the order of the rest. Lock held. */
     void removeAt(int b, int index) {
+        shiftOut(b, index);
+        noteRemovals(b, 1);
+    }
+
+    /** The chain shift of {@link #removeAt}, leaving the filter to the caller. Lock held. */
+    private void shiftOut(int b, int index) {
         int[] w = words[b];
         Entry[] chain = entries[b];
         int last = w[LENGTH] - 1;
@@ -384,6 +496,32 @@ final class Buckets {
         System.arraycopy(chain, index + 1, chain, index, last - index);
         chain[last] = null;
         w[LENGTH] = last;
+    }
+
+    /**
+     * Counts keys that left bucket {@code b}'s chain, whose bits the key filter still has, and
+     * rebuilds the filter once they are more than a quarter of the chain. Lock held; no allocation.
+     */
+    private void noteRemovals(int b, int removed) {
+        int[] w = words[b];
+        w[STALE] += removed;
+        if (4 * w[STALE] > w[LENGTH]) {
+            refilter(b);
+        }
+    }
+
+    /**
+     * Rebuilds bucket {@code b}'s key filter from the keys in its chain: the filter then claims no
+     * key that left. Lock held; no allocation.
+     */
+    private void refilter(int b) {
+        int[] w = words[b];
+        long filter = 0;
+        for (int i = w[LENGTH] - 1; i >= 0; i--) {
+            filter |= filterBit(w[KEYS + i]);
+        }
+        w[STALE] = 0;
+        soFilter(b, filter);
     }
 
     /**
@@ -407,13 +545,16 @@ final class Buckets {
                         entry.setFlag(Entry.REFERENCED, false);
                     }
                     i++;
-                } else if (entry.tryClaim(1)) {
-                    removeAt(b, i);
+                } else if (entry.tryClaim()) {
+                    shiftOut(b, i);
                     claimed++;
                 } else {
                     i++;
                 }
             }
+        }
+        if (claimed != 0) {
+            noteRemovals(b, claimed);
         }
         return claimed;
     }
@@ -523,6 +664,7 @@ final class Buckets {
         entries[b] = NO_ENTRIES;
         words[b] = NO_WORDS;
         writerSide[b] = null;
+        soFilter(b, 0);
     }
 
     /** Grows by half, from 4: at 16 entries a bucket the arrays are a fifth empty at most. */

@@ -41,17 +41,18 @@ public final class MbCache implements DedupCache {
      * reference-counting protocol is the handful of CAS loops on that word inside Entry.
      *
      * Buckets (Buckets.java): parallel arrays per bucket (length and keys in one int[], the entries
-     * beside it), the request list of the 2019 patch, a lock bit per bucket whose upper bits are a
-     * version, and the keyed bucket index. Every change of a chain holds the bucket's bit. Lookups
+     * beside it), the request list of the 2019 patch, a head word per bucket holding the lock bit, a
+     * version and a 32-bit key filter (most misses read that one word and nothing else), and the
+     * keyed bucket index. Every change of a chain holds the bucket's bit. Lookups
      * do not: they read the chain optimistically and validate against the version (a seqlock read),
      * taking a hit's reference with increment-if-not-zero before validating, and fall back to the
      * bit when a writer was in the bucket. The ordering argument is written down in Buckets.
      *
      * Reference counts follow the kernel: the cache holds one reference to each entry it contains,
      * each caller handed an entry one more. Only two operations drop the cache's own reference,
-     * both under the entry's bucket bit and both unhashing the entry before they let go of the bit:
-     * a reclaim (a pass, or the chain cap) with a CAS of the count from 1 to 0, and deleteOrGet with
-     * a CAS from 2 (cache and caller) to 0. So a count above zero means "in its chain", an entry in
+     * both under the entry's bucket bit, both with a CAS of the count from 1 (the cache alone) to 0,
+     * and both unhashing the entry before they let go of the bit: a reclaim (a pass, or the chain
+     * cap) and deleteOrGet (the kernel's takes a reference and CASes from 2; the same decision). So a count above zero means "in its chain", an entry in
      * a chain has a count above zero, and nobody removes an entry somebody else holds. A release that
      * would take the count to the cache's own reference or below is refused (IllegalStateException):
      * an over-release never frees an entry. What a counter cannot see: a holder that releases twice
@@ -80,7 +81,8 @@ public final class MbCache implements DedupCache {
      *   findFirst / findNext / get, hit     the entry (acquire CAS); later its release CAS
      *   findFirst / findNext / get, miss    none
      *   release, touch, setReusable         the entry
-     *   create, duplicate refused           the bucket's lock word (lock, unlock)
+     *   create, duplicate refused           none with the request list when the pair is in its
+     *                                       chain (an optimistic read); else the bucket's lock word
      *   create, new pair                    the bucket's lock word (twice with the request list),
      *                                       chain and writer-side arrays; the creator's stack top;
      *                                       the entry count (one word, shared); the entry
@@ -260,14 +262,16 @@ public final class MbCache implements DedupCache {
         }
 
         /**
-         * Drops the cache's reference if the count is exactly {@code expectedCount}: 1 for reclaim,
-         * 2 for {@code deleteOrGet} (the cache's and the caller's). Flags survive; the count goes to 0.
-         * Called with the entry's bucket bit held, so the caller unhashes it before anyone looks.
+         * Drops the cache's reference if it is the only one (count 1): reclaim, the chain cap and
+         * {@code deleteOrGet}. Flags survive; the count goes to 0. Called with the entry's bucket bit
+         * held, so the caller unhashes it before anyone looks.
+         *
+         * @return {@code false} if somebody holds the entry (or it is dead already)
          */
-        boolean tryClaim(int expectedCount) {
+        boolean tryClaim() {
             for (;;) {
                 int s = lvState();
-                if (count(s) != expectedCount) {
+                if (count(s) != 1) {
                     return false;
                 }
                 if (casState(s, s & ~COUNT_MASK)) {
@@ -696,8 +700,16 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /** Steps 1-4 of the request-list create (contract section 5); the hashed entry or null. */
+    /**
+     * Steps 1-4 of the request-list create (contract section 5); the hashed entry or null. A pair
+     * that an optimistic read finds in its chain is refused there, without the bucket bit: the create
+     * linearizes at that validated read, where the pair was cached. So a refused duplicate writes
+     * no line another thread writes, but for its own cell of the refusal count.
+     */
     private Entry hashWithRequest(int bucket, int key, long value, boolean reusable) {
+        if (buckets.tryContains(bucket, key, value)) {
+            return null;
+        }
         buckets.lock(bucket);
         try {
             if (buckets.hasRequest(bucket, key, value) || buckets.indexOf(bucket, key, value) >= 0) {
@@ -902,9 +914,13 @@ public final class MbCache implements DedupCache {
      * {@inheritDoc}
      *
      * <p>Kernel {@code mb_cache_entry_delete_or_get} (the 2022 fix of the journal-corruption race
-     * 65f8b80053a1): take a reference as {@code get} does, then claim the entry with a CAS of the
-     * count from 2 (the cache and us) to 0. Done under the bucket bit, so the claimed entry is unhashed
-     * before any other thread can find it dead in its chain.
+     * 65f8b80053a1). The kernel takes a reference as {@code get} does and then claims the entry with a
+     * CAS of the count from 2 (the cache and itself) to 0; this claims it with one CAS from 1 (the
+     * cache alone) to 0, the same decision without the reference taken and given back. If somebody
+     * holds the entry, that CAS fails and the entry is handed over, referenced (if the holder released
+     * it in between, the caller finds it unused on its next try, as after the kernel's). Done under
+     * the bucket bit, so the claimed entry is unhashed before any other thread can find it dead in its
+     * chain.
      */
     @Override
     public CacheEntry deleteOrGet(int key, long value) {
@@ -917,11 +933,10 @@ public final class MbCache implements DedupCache {
                 return null;
             }
             Entry entry = buckets.entryAt(bucket, index);
-            if (!entry.tryAcquire()) {
-                return null;
-            }
-            if (!entry.tryClaim(2)) {
-                return entry; // somebody else holds it: hand it over, referenced
+            if (!entry.tryClaim()) {
+                // Somebody holds it: hand it over, referenced. (In its chain under the bit, so its
+                // count is above zero and the acquire succeeds.)
+                return entry.tryAcquire() ? entry : null;
             }
             buckets.removeAt(bucket, index);
             buckets.count(bucket, Buckets.DELETES);
@@ -1124,7 +1139,7 @@ public final class MbCache implements DedupCache {
         int bucket = buckets.bucketOf(entry.key);
         buckets.lock(bucket);
         try {
-            if (!entry.tryClaim(1)) {
+            if (!entry.tryClaim()) {
                 return false;
             }
             buckets.removeAt(bucket, buckets.indexOfEntry(bucket, entry));

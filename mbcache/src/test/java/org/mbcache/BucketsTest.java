@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.mbcache.MbCache.Entry;
 
@@ -125,6 +129,97 @@ class BucketsTest {
         assertEquals(0, Entry.count(entry.lvState()));
         assertNull(buckets.tryGet(0, 1, 10));
         assertEquals(0, buckets.length(0));
+    }
+
+    private void remove(Entry entry) {
+        buckets.lock(0);
+        try {
+            assertTrue(entry.tryClaim());
+            buckets.removeAt(0, buckets.indexOfEntry(0, entry));
+        } finally {
+            buckets.unlock(0);
+        }
+    }
+
+    /** A key whose filter bit differs from {@code other}'s (one in 32 keys shares it). */
+    private int keyWithAnotherFilterBit(int other) {
+        int key = other + 1;
+        while (buckets.filterBit(key) == buckets.filterBit(other)) {
+            key++;
+        }
+        return key;
+    }
+
+    @Test
+    void theFilterHoldsEveryKeyInTheChain() {
+        for (int key = 0; key < 8; key++) {
+            add(key, key);
+            for (int present = 0; present <= key; present++) {
+                assertTrue(buckets.filterMayHold(0, present));
+            }
+        }
+    }
+
+    @Test
+    void theFilterForgetsKeysThatLeftOnceTheyAreAQuarterOfTheChain() {
+        Entry gone = add(1, 10);
+        int kept = keyWithAnotherFilterBit(1);
+        for (int i = 0; i < 4; i++) {
+            add(kept, 20 + i);
+        }
+        remove(gone); // 1 of the 4 left is not more than a quarter: the bit may stay
+        Entry alsoKept = add(kept, 30);
+        remove(alsoKept);
+        assertFalse(buckets.filterMayHold(0, 1), "2 removals over 4 keys left: rebuilt");
+        assertTrue(buckets.filterMayHold(0, kept));
+    }
+
+    @Test
+    void anEmptiedChainHasAnEmptyFilter() {
+        Entry only = add(1, 10);
+        remove(only);
+        assertFalse(buckets.filterMayHold(0, 1));
+    }
+
+    @Test
+    void aMissTheFilterAnswersTakesNoLockAndReadsNoChain() {
+        add(1, 10);
+        int absent = keyWithAnotherFilterBit(1);
+        assertFalse(buckets.filterMayHold(0, absent));
+        assertNull(buckets.tryFindReusable(0, absent, null));
+        assertNull(buckets.tryGet(0, absent, 10));
+    }
+
+    @Test
+    void everyKeyLeftIsFoundAfterRandomCreatesAndRemovals() {
+        Random random = new Random(7);
+        List<Entry> chain = new ArrayList<>();
+        for (int step = 0; step < 2_000; step++) {
+            if (chain.isEmpty() || random.nextInt(3) != 0) {
+                chain.add(add(random.nextInt(100), step));
+            } else {
+                remove(chain.remove(random.nextInt(chain.size())));
+            }
+            for (Entry entry : chain) {
+                Entry found = buckets.tryGet(0, entry.key, entry.value);
+                assertSame(entry, found);
+                entry.releaseReference();
+            }
+        }
+    }
+
+    @Test
+    void theVersionWrapsWithoutTouchingTheFilter() throws ReflectiveOperationException {
+        add(1, 10);
+        Field heads = Buckets.class.getDeclaredField("heads");
+        heads.setAccessible(true);
+        long[] words = (long[]) heads.get(buckets);
+        long filter = words[0] & 0xFFFF_FFFF_0000_0000L;
+        words[0] = filter | 0xFFFF_FFFEL; // the last even version
+        buckets.lock(0);
+        buckets.unlock(0);
+        assertEquals(filter, words[0], "version back to 0, filter unchanged");
+        assertTrue(buckets.filterMayHold(0, 1));
     }
 
     @Test
