@@ -19,35 +19,46 @@ import org.mbcache.MbCache.Entry;
  *       array that is never replaced, so a spinner always spins on the word the holder will
  *       clear, and one load gives a lookup its bucket's version and filter together.</li>
  *   <li>{@code words[b]}: one {@code int[]} with the chain's length, the number of creates in
- *       progress, the number of keys removed since the key filter was rebuilt, and then the chain's
- *       keys, oldest first. A miss the filter lets through reads
- *       this array, and no other.</li>
- *   <li>{@code entries[b]}: the chain's entries, parallel to its keys. Loaded only once a key
- *       matched, and only that entry is dereferenced.</li>
+ *       progress, the number of keys removed since the key filter was rebuilt, and then one
+ *       fingerprint per entry, oldest first (below). A miss the filter lets through reads this
+ *       array, and no other.</li>
+ *   <li>{@code entries[b]}: the chain's entries, parallel to their fingerprints. Loaded only once
+ *       a fingerprint matched, and only the entries whose fingerprint matched are dereferenced.</li>
  *   <li>{@code writerSide[b]}: what only writers touch. First the bucket's two statistics counters,
  *       creates and deletes (counted here, under the bit a create or delete holds anyway, on a line
  *       no lookup reads), then the in-progress request list of the 2019 patch as (key, value) pairs.
  *       Allocated the first time the bucket sees a create and reused after: the kernel kept each
  *       request on its creator's stack, and this keeps the steady state as free of allocation.</li>
  * </ul>
- * "Newest first" is a walk from the end of the chain downwards.
+ * "Newest first" is a walk from the end of the chain downwards. Until a bucket's first create its
+ * arrays are shared empty ones that are never written, so a table of 2^30 buckets allocates no
+ * per-bucket array up front.
+ *
+ * <h2>Fingerprints</h2>
+ * An entry's slot in {@code words[b]} holds {@link #fingerprint}{@code (key, value)}: in the upper
+ * 16 bits the key's fingerprint, the 16 bits of the keyed hash just below the bucket's bits
+ * ({@link #keyFingerprint}); in the lower 16, a keyed multiply-shift hash of the value. A lookup by
+ * key compares the upper halves, a lookup by pair (get, the duplicate check, deleteOrGet) the whole
+ * slot, and only then dereferences the entry to compare its key and value themselves. So among the
+ * values of one key (ext4 keeps up to a chain cap's worth of blocks with equal content hashes, and
+ * a flood of one key fills a chain with them) a lookup by pair reads one entry, not every entry of
+ * that key; two different keys in one bucket share a key fingerprint one time in 65,536 and merely
+ * cost a dereference. Same memory as storing the key: the key itself lives in the entry.
  *
  * <h2>The key filter</h2>
  * The upper 32 bits of the head word have bit {@link #filterBit}{@code (key)} set for every key in
  * the chain (a Bloom filter with one hash function): a lookup whose bit is clear is a miss after one
- * load, without reading the chain, where it used to read four cache lines. The bit comes from the
- * five bits of the keyed hash just below the bucket's bits, so it is as unpredictable to an
- * attacker as the bucket. Only the lock holder changes the filter: a create sets its key's bit, and
+ * load, without reading the chain, where it used to read four cache lines. The bit is the top five
+ * bits of the key's fingerprint, so it is as unpredictable to an attacker as the bucket, and a
+ * rebuild reads it off the fingerprints without hashing anything. Only the lock holder changes the filter: a create sets its key's bit, and
  * removals leave theirs until a quarter of the chain's length has left since the last rebuild (at
  * least one key, so an emptied chain has an empty filter); then {@link #refilter} rebuilds it from
- * the keys left. A rebuild hashes every key of the chain, about as much work as a create-delete
- * pair's own, so it is paid once per several removals. {@link #unlock} publishes the filter with the
- * new version. So the filter in an even head word covers the chain of that version: it may claim a
- * key that is not there (one lookup in eight at 4 distinct keys a bucket, one in three at 16, a
- * little more with stale bits; those read the chain), never lacks one that is. A miss it answers needs no validation: version and filter came from
- * one atomic load. Until a bucket's first create its
- * arrays are shared empty ones that are never written, so a table of 2^30 buckets allocates no
- * per-bucket array up front.
+ * the fingerprints left; a rebuild reads the whole chain, so it is paid once per several removals.
+ * {@link #unlock} publishes the filter with the new version. So the filter in an even head word
+ * covers the chain of that version: it may claim a key that is not there (one lookup in eight at 4
+ * distinct keys a bucket, one in three at 16, a little more with stale bits; those read the
+ * chain), never lacks one that is. A miss it answers needs no validation: version and filter came
+ * from one atomic load.
  *
  * <h2>The keyed index</h2>
  * The kernel picks a bucket with {@code hash_32} ({@link MbCache#hash32}), a fixed function: whoever
@@ -135,6 +146,8 @@ final class Buckets {
     /** The keyed index's multiplier (odd) and increment. */
     private final long multiplier;
     private final long increment;
+    /** The value fingerprint's multiplier (odd). */
+    private final long valueMultiplier;
 
     /**
      * An empty table of {@code 2^bucketBits} buckets.
@@ -153,16 +166,17 @@ final class Buckets {
         long[] seed = seed(hashSeed);
         multiplier = seed[0] | 1L;
         increment = seed[1];
+        valueMultiplier = seed[2] | 1L;
     }
 
-    /** Two 64-bit words: from {@link SecureRandom}, or expanded from a fixed seed (SplitMix64). */
+    /** Three 64-bit words: from {@link SecureRandom}, or expanded from a fixed seed (SplitMix64). */
     private static long[] seed(Long hashSeed) {
         if (hashSeed == null) {
             SecureRandom random = new SecureRandom();
-            return new long[] {random.nextLong(), random.nextLong()};
+            return new long[] {random.nextLong(), random.nextLong(), random.nextLong()};
         }
         long state = hashSeed;
-        long[] seed = new long[2];
+        long[] seed = new long[3];
         for (int i = 0; i < seed.length; i++) {
             long z = (state += 0x9E3779B97F4A7C15L);
             z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
@@ -176,7 +190,7 @@ final class Buckets {
         return words.length;
     }
 
-    /** The keyed hash of a key: its top {@code bucketBits} bits pick the bucket, the next five its filter bit. */
+    /** The keyed hash of a key: its top {@code bucketBits} bits pick the bucket, the next 16 are its fingerprint. */
     private long keyedHash(int key) {
         return multiplier * (key & 0xFFFF_FFFFL) + increment;
     }
@@ -187,11 +201,29 @@ final class Buckets {
     }
 
     /**
-     * The key's bit in its bucket's key filter, in place in the head word: the five bits of the keyed
-     * hash below the bucket's bits ({@code bucketBits <= 30}, so they exist) pick one of bits 32-63.
+     * The key's fingerprint: the 16 bits of the keyed hash below the bucket's bits ({@code bucketBits
+     * <= 30}, so they exist).
+     */
+    int keyFingerprint(int key) {
+        return (int) (keyedHash(key) >>> (48 - bucketBits)) & 0xFFFF;
+    }
+
+    /** The slot of a pair in {@code words[b]}: key fingerprint above, value fingerprint below. */
+    int fingerprint(int key, long value) {
+        return keyFingerprint(key) << 16 | (int) ((valueMultiplier * value) >>> 48);
+    }
+
+    /**
+     * The key's bit in its bucket's key filter, in place in the head word: the top five bits of its
+     * fingerprint pick one of bits 32-63.
      */
     long filterBit(int key) {
-        return 1L << (32 + ((int) (keyedHash(key) >>> (59 - bucketBits)) & 31));
+        return filterBitOfSlot(keyFingerprint(key) << 16);
+    }
+
+    /** The filter bit of the key whose fingerprint is in {@code slot}'s upper half. */
+    private static long filterBitOfSlot(int slot) {
+        return 1L << (32 + (slot >>> 27));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -295,15 +327,17 @@ final class Buckets {
         Entry[] chain = null;
         if (after != null) {
             chain = entries[b];
+            int afterSlot = fingerprint(after.key, after.value);
             for (int i = from - 1; i >= 0; i--) {
-                if (w[KEYS + i] == after.key && i < chain.length && chain[i] == after) {
+                if (w[KEYS + i] == afterSlot && i < chain.length && chain[i] == after) {
                     from = i;
                     break;
                 }
             }
         }
+        int keyPrint = keyFingerprint(key);
         for (int i = from - 1; i >= 0; i--) {
-            if (w[KEYS + i] == key) {
+            if (w[KEYS + i] >>> 16 == keyPrint) {
                 if (chain == null) {
                     chain = entries[b];
                 }
@@ -311,7 +345,7 @@ final class Buckets {
                     return RETRY_LOCKED;
                 }
                 Entry entry = chain[i];
-                if (entry != null && entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
+                if (entry != null && entry.key == key && entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
                     return validatedHit(b, version, entry, key);
                 }
             }
@@ -332,9 +366,10 @@ final class Buckets {
             return null; // the filter came with the version, in one load: nothing to validate
         }
         int[] w = words[b];
+        int slot = fingerprint(key, value);
         Entry[] chain = null;
         for (int i = Math.min(w[LENGTH], w.length - KEYS) - 1; i >= 0; i--) {
-            if (w[KEYS + i] == key) {
+            if (w[KEYS + i] == slot) {
                 if (chain == null) {
                     chain = entries[b];
                 }
@@ -342,7 +377,7 @@ final class Buckets {
                     return RETRY_LOCKED;
                 }
                 Entry entry = chain[i];
-                if (entry != null && entry.value == value && entry.tryAcquire()) {
+                if (entry != null && entry.key == key && entry.value == value && entry.tryAcquire()) {
                     return validatedHit(b, version, entry, key);
                 }
             }
@@ -362,9 +397,10 @@ final class Buckets {
             return false;
         }
         int[] w = words[b];
+        int slot = fingerprint(key, value);
         Entry[] chain = null;
         for (int i = Math.min(w[LENGTH], w.length - KEYS) - 1; i >= 0; i--) {
-            if (w[KEYS + i] == key) {
+            if (w[KEYS + i] == slot) {
                 if (chain == null) {
                     chain = entries[b];
                 }
@@ -372,7 +408,7 @@ final class Buckets {
                     return false;
                 }
                 Entry entry = chain[i];
-                if (entry != null && entry.value == value) {
+                if (entry != null && entry.key == key && entry.value == value) {
                     return validate(b, version);
                 }
             }
@@ -410,8 +446,9 @@ final class Buckets {
         }
         int[] w = words[b];
         Entry[] chain = entries[b];
+        int slot = fingerprint(key, value);
         for (int i = w[LENGTH] - 1; i >= 0; i--) {
-            if (w[KEYS + i] == key && chain[i].value == value) {
+            if (w[KEYS + i] == slot && chain[i].key == key && chain[i].value == value) {
                 return i;
             }
         }
@@ -422,8 +459,9 @@ final class Buckets {
     int indexOfEntry(int b, Entry entry) {
         int[] w = words[b];
         Entry[] chain = entries[b];
+        int slot = fingerprint(entry.key, entry.value);
         for (int i = w[LENGTH] - 1; i >= 0; i--) {
-            if (w[KEYS + i] == entry.key && chain[i] == entry) {
+            if (w[KEYS + i] == slot && chain[i] == entry) {
                 return i;
             }
         }
@@ -436,10 +474,11 @@ final class Buckets {
      */
     Entry findReusable(int b, int key, int from) {
         int[] w = words[b];
+        int keyPrint = keyFingerprint(key);
         for (int i = from - 1; i >= 0; i--) {
-            if (w[KEYS + i] == key) {
+            if (w[KEYS + i] >>> 16 == keyPrint) {
                 Entry entry = entries[b][i];
-                if (entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
+                if (entry.key == key && entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
                     return entry;
                 }
             }
@@ -475,7 +514,7 @@ final class Buckets {
     void addNewest(int b, Entry entry) {
         int[] w = words[b];
         int length = w[LENGTH];
-        w[KEYS + length] = entry.key;
+        w[KEYS + length] = fingerprint(entry.key, entry.value);
         entries[b][length] = entry;
         w[LENGTH] = length + 1;
         soFilter(b, ((long) LOCK_WORD.get(heads, b) & FILTER_MASK) | filterBit(entry.key));
@@ -518,7 +557,7 @@ final class Buckets {
         int[] w = words[b];
         long filter = 0;
         for (int i = w[LENGTH] - 1; i >= 0; i--) {
-            filter |= filterBit(w[KEYS + i]);
+            filter |= filterBitOfSlot(w[KEYS + i]);
         }
         w[STALE] = 0;
         soFilter(b, filter);

@@ -40,11 +40,12 @@ public final class MbCache implements DedupCache {
      * other flag and with the count (kernel fix a44e84a9b776 was a lost flag update). The whole
      * reference-counting protocol is the handful of CAS loops on that word inside Entry.
      *
-     * Buckets (Buckets.java): parallel arrays per bucket (length and keys in one int[], the entries
-     * beside it), the request list of the 2019 patch, a head word per bucket holding the lock bit, a
-     * version and a 32-bit key filter (most misses read that one word and nothing else), and the
-     * keyed bucket index. Every change of a chain holds the bucket's bit. Lookups
-     * do not: they read the chain optimistically and validate against the version (a seqlock read),
+     * Buckets (Buckets.java): parallel arrays per bucket (length and one 32-bit fingerprint of key
+     * and value per entry in one int[], the entries beside it, so that a lookup by pair dereferences
+     * only the entry whose fingerprint matched), the request list of the 2019 patch, a head word per
+     * bucket holding the lock bit, a version and a 32-bit key filter (most misses read that one word
+     * and nothing else), and the keyed bucket index. Every change of a chain holds the bucket's bit.
+     * Lookups do not: they read the chain optimistically and validate against the version (a seqlock read),
      * taking a hit's reference with increment-if-not-zero before validating, and fall back to the
      * bit when a writer was in the bucket. The ordering argument is written down in Buckets.
      *

@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.reflect.Field;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.mbcache.MbCache.Entry;
@@ -220,6 +222,59 @@ class BucketsTest {
         buckets.unlock(0);
         assertEquals(filter, words[0], "version back to 0, filter unchanged");
         assertTrue(buckets.filterMayHold(0, 1));
+    }
+
+    /** Two keys with one key fingerprint in this table (a birthday search: found within a few hundred). */
+    private int[] keysSharingAFingerprint() {
+        Map<Integer, Integer> seen = new HashMap<>();
+        for (int key = 0; ; key++) {
+            Integer earlier = seen.putIfAbsent(buckets.keyFingerprint(key), key);
+            if (earlier != null) {
+                return new int[] {earlier, key};
+            }
+        }
+    }
+
+    @Test
+    void keysSharingAFingerprintAreToldApartByTheEntry() {
+        int[] keys = keysSharingAFingerprint();
+        Entry older = add(keys[0], 10);
+        Entry newer = add(keys[1], 10);
+        assertSame(older, buckets.tryFindReusable(0, keys[0], null));
+        older.releaseReference();
+        assertSame(older, buckets.tryGet(0, keys[0], 10));
+        older.releaseReference();
+        assertSame(newer, buckets.tryGet(0, keys[1], 10));
+        newer.releaseReference();
+        buckets.lock(0);
+        try {
+            assertEquals(0, buckets.indexOf(0, keys[0], 10));
+            assertSame(older, buckets.findReusable(0, keys[0], buckets.length(0)));
+            older.releaseReference();
+        } finally {
+            buckets.unlock(0);
+        }
+    }
+
+    @Test
+    void valuesSharingAFingerprintAreToldApartByTheEntry() {
+        Map<Integer, Long> seen = new HashMap<>();
+        long first = -1;
+        long second = -1;
+        for (long value = 0; second < 0; value++) {
+            Long earlier = seen.putIfAbsent(buckets.fingerprint(1, value), value);
+            if (earlier != null) {
+                first = earlier;
+                second = value;
+            }
+        }
+        Entry older = add(1, first);
+        add(1, second);
+        assertSame(older, buckets.tryGet(0, 1, first));
+        older.releaseReference();
+        assertTrue(buckets.tryContains(0, 1, first));
+        assertTrue(buckets.tryContains(0, 1, second));
+        assertFalse(buckets.tryContains(0, 1, second + 1));
     }
 
     @Test
