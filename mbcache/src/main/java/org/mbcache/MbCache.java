@@ -16,7 +16,9 @@ import org.mbcache.internal.HashedWaitQueues;
  * <p>Build one with {@link #create(int)} or {@link #builder()}: {@code 2^bucketBits} buckets (ext4
  * uses 10), background reclaim from {@code maxEntries} (default 16 per bucket), a synchronous pass
  * on the creating thread from {@code 2 * maxEntries}. Lookups never block on the cache's locks in
- * the common case, and neither a lookup nor a refused duplicate allocates.
+ * the common case, and neither a lookup nor a refused duplicate allocates; with the default
+ * {@link CreateStrategy#REQUEST_LIST}, a create refused because its pair is cached takes no lock
+ * either.
  *
  * <p>Keys are content hashes, and whoever writes content chooses them. So the bucket of a key is
  * picked with a per-cache secret ({@link Builder#hashSeed(long)}), not the kernel's fixed

@@ -19,8 +19,9 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The floor of a lookup: the same pairs as {@link Populated} in a plain
  * {@code ConcurrentHashMap<Integer, long[]>} (a key to the values of that key's pairs), nothing else
- * promised: no reference counts, no bound, no eviction. {@code Baseline.findFirstHit} is the
- * yardstick of {@code Micro.findFirstHit}; keys are boxed once in setup, as caffeine-raw's ids are.
+ * promised: no reference counts, no bound, no eviction. {@code Baseline.findFirstHit} and
+ * {@code findFirstMiss} are the yardsticks of {@code Micro}'s; keys are boxed once in setup, as
+ * caffeine-raw's ids are.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -44,6 +45,8 @@ public class Baseline {
 
         ConcurrentHashMap<Integer, long[]> map;
         Integer[] boxedKey;
+        /** Keys that are not in the map, boxed once here: {@code Populated}'s miss keys. */
+        Integer[] boxedMissKey;
         int[] index;
 
         /** Fills the map with the pairs {@code (keyOf(i), i)} of the load and draws the index. */
@@ -61,6 +64,11 @@ public class Baseline {
                 long[] one = {i};
                 map.merge(k, one, Pairs::append);
             }
+            long[] absent = Populated.absentPairIds(n, map.keySet());
+            boxedMissKey = new Integer[n];
+            for (int i = 0; i < n; i++) {
+                boxedMissKey[i] = KeyIndex.keyOf(absent[i]);
+            }
             index = KeyIndex.generate(keys, n, 0x5EED);
         }
 
@@ -70,6 +78,13 @@ public class Baseline {
             System.arraycopy(more, 0, out, old.length, more.length);
             return out;
         }
+    }
+
+    /** A key that is not cached: {@code get} returns null (the yardstick of {@code Micro.findFirstMiss}). */
+    @Benchmark
+    public long findFirstMiss(Pairs s, Cursor c) {
+        long[] values = s.map.get(s.boxedMissKey[s.index[c.pos++ & KeyIndex.MASK]]);
+        return values == null ? -1 : values[0];
     }
 
     /** The first value of a cached key: {@code get} and the array's first element. */

@@ -72,14 +72,10 @@ public class Populated {
         }
         missKey = new int[n];
         boxedMiss = new Long[n];
-        long v = 1L << 50;
-        for (int i = 0; i < n; v++) {
-            int k = KeyIndex.keyOf(v);
-            if (!present.contains(k)) {
-                missKey[i] = k;
-                boxedMiss[i] = v;
-                i++;
-            }
+        long[] absent = absentPairIds(n, present);
+        for (int i = 0; i < n; i++) {
+            missKey[i] = KeyIndex.keyOf(absent[i]);
+            boxedMiss[i] = absent[i];
         }
         index = KeyIndex.generate(keys, n, 0x5EED);
         if (Backends.isRaw(backend)) {
@@ -87,6 +83,21 @@ public class Populated {
         } else {
             cache = filledDedup(backend, Backends.maxEntries(bound), pairKey, pairValue);
         }
+    }
+
+    /**
+     * {@code n} pair ids from 2^50 up whose keys ({@link KeyIndex#keyOf}) are not in {@code present}:
+     * the lookups that miss.
+     */
+    static long[] absentPairIds(int n, Set<Integer> present) {
+        long[] ids = new long[n];
+        long v = 1L << 50;
+        for (int i = 0; i < n; v++) {
+            if (!present.contains(KeyIndex.keyOf(v))) {
+                ids[i++] = v;
+            }
+        }
+        return ids;
     }
 
     /** A new DedupCache backend at the design load's geometry holding the given pairs, all reusable. */

@@ -156,7 +156,8 @@ final class QuickRun {
             steps.add(new Step(Micro.class, writes, params("backend", ALL, "bound", REGIMES, "load", FULL, "keys", UNIFORM), t));
             steps.add(new Step(Micro.class, lookups, params("backend", LOOKUP, "bound", REGIMES, "load", FULL, "keys", UNIFORM), t));
             steps.add(new Step(Micro.class, "findCompareTouch", params("backend", WALK, "bound", REGIMES, "keys", UNIFORM), t));
-            steps.add(new Step(Baseline.class, "findFirstHit", params("backend", new String[] {Backends.CHM}, "load", FULL, "keys", UNIFORM), t));
+            steps.add(new Step(Baseline.class, List.of("findFirstHit", "findFirstMiss"),
+                    params("backend", new String[] {Backends.CHM}, "load", FULL, "keys", UNIFORM), t));
         }
         // the light load (1 per bucket, cache-resident, so below the bound) for the hit-vs-raw target, 1 thread
         String[] light = {Populated.LIGHT};

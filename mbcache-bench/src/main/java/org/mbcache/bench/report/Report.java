@@ -35,7 +35,8 @@ public final class Report {
                 + "at its bound: creates make reclaim run), `bound=below`: maxEntries 2^24 (nothing is reclaimed; `createNew` there: bucketBits 16, "
                 + "the cache grows during an iteration). Keys uniform "
                 + "unless the params say otherwise. `Mixed.mixed` is 1 reader + 1 writer thread; `Baseline.findFirstHit` "
-                + "(`chm`) is a plain ConcurrentHashMap<Integer, long[]> lookup of the same pairs.\n\n");
+                + "and `Baseline.findFirstMiss` (`chm`) are a plain ConcurrentHashMap<Integer, long[]> lookup of the same pairs "
+                + "(and of the same absent keys).\n\n");
         b.append(table.markdown(tsc)).append('\n');
         String scaling = table.scalingMarkdown();
         if (!scaling.isEmpty()) {
