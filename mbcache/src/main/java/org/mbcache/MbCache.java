@@ -99,6 +99,20 @@ public final class MbCache implements DedupCache {
      * write them, and lookups no longer take them. The one word every create and removal writes is
      * the entry count: the price of an exact size().
      *
+     * What a hit still shares: the entry's state word, written by the acquire and the release CAS,
+     * so with uniform keys the entry's line was last written by another core about as often as not.
+     * Taking that off the hit path means holding entries outside the count, in slots of the holder's
+     * own (hazard pointers): a hit stores the entry in a slot and fences; a claim (reclaim, the
+     * chain cap, deleteOrGet) and waitUnused CAS the state word, fence, and scan every slot. It was
+     * weighed and not built, for four reasons written down here for whoever takes it up. Handles are
+     * shared objects, so a thread may release a reference another thread took, and release must
+     * then find and clear some other thread's slot (references are interchangeable, so any slot
+     * holding the entry will do). Slots per thread do not survive virtual threads or thread churn,
+     * so they would be striped (stripes of a few slots, taken by CAS), and every claim of a reclaim
+     * pass would scan all of them. On x86 the fence after storing a slot is a locked instruction,
+     * the same price as the CAS it replaces, so one thread gains nothing; only contended hits do.
+     * And it changes every window the JCStress races cover.
+     *
      * Memory ordering, by structure. Chain arrays, request lists and the LRU list are plain fields
      * guarded by a lock (bucket bit or LRU lock); optimistic reads of chains are validated as
      * described in Buckets. The entry state word is changed outside bucket locks (release, touch,
