@@ -50,10 +50,11 @@ import org.mbcache.MbCache.Entry;
  * the chain (a Bloom filter with one hash function): a lookup whose bit is clear is a miss after one
  * load, without reading the chain, where it used to read four cache lines. The bit is the top five
  * bits of the key's fingerprint, so it is as unpredictable to an attacker as the bucket, and a
- * rebuild reads it off the fingerprints without hashing anything. Only the lock holder changes the filter: a create sets its key's bit, and
- * removals leave theirs until a quarter of the chain's length has left since the last rebuild (at
- * least one key, so an emptied chain has an empty filter); then {@link #refilter} rebuilds it from
- * the fingerprints left; a rebuild reads the whole chain, so it is paid once per several removals.
+ * rebuild reads it off the fingerprints without hashing anything. Only the lock holder changes the
+ * filter: a create sets its key's bit, and removals leave theirs until more than a quarter of the
+ * chain's length has left since the last rebuild (so an emptied chain has an empty filter); then
+ * {@link #refilter} rebuilds it from the fingerprints left. A rebuild reads the whole chain, so it
+ * is paid once per several removals.
  * {@link #unlock} publishes the filter with the new version. So the filter in an even head word
  * covers the chain of that version: it may claim a key that is not there (one lookup in eight at 4
  * distinct keys a bucket, one in three at 16, a little more with stale bits; those read the
