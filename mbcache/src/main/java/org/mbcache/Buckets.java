@@ -366,24 +366,11 @@ final class Buckets {
         if (!mayHold(version, key)) {
             return null; // the filter came with the version, in one load: nothing to validate
         }
-        int[] w = words[b];
-        int slot = fingerprint(key, value);
-        Entry[] chain = null;
-        for (int i = Math.min(w[LENGTH], w.length - KEYS) - 1; i >= 0; i--) {
-            if (w[KEYS + i] == slot) {
-                if (chain == null) {
-                    chain = entries[b];
-                }
-                if (i >= chain.length) {
-                    return RETRY_LOCKED;
-                }
-                Entry entry = chain[i];
-                if (entry != null && entry.key == key && entry.value == value && entry.tryAcquire()) {
-                    return validatedHit(b, version, entry, key);
-                }
-            }
+        Entry entry = readPair(b, key, value);
+        if (entry != null && entry != RETRY_LOCKED && entry.tryAcquire()) {
+            return validatedHit(b, version, entry, key);
         }
-        return validate(b, version) ? null : RETRY_LOCKED;
+        return entry != RETRY_LOCKED && validate(b, version) ? null : RETRY_LOCKED;
     }
 
     /**
@@ -397,6 +384,16 @@ final class Buckets {
         if ((version & LOCKED) != 0 || !mayHold(version, key)) {
             return false;
         }
+        Entry entry = readPair(b, key, value);
+        return entry != null && entry != RETRY_LOCKED && validate(b, version);
+    }
+
+    /**
+     * The optimistic scan of {@link #tryGet} and {@link #tryContains}, newest first: the entry with
+     * exactly this pair as read, not yet validated; {@code null} if the read found none;
+     * {@link #RETRY_LOCKED} if the read met fingerprints beyond the entries array it loaded.
+     */
+    private Entry readPair(int b, int key, long value) {
         int[] w = words[b];
         int slot = fingerprint(key, value);
         Entry[] chain = null;
@@ -406,15 +403,15 @@ final class Buckets {
                     chain = entries[b];
                 }
                 if (i >= chain.length) {
-                    return false;
+                    return RETRY_LOCKED;
                 }
                 Entry entry = chain[i];
                 if (entry != null && entry.key == key && entry.value == value) {
-                    return validate(b, version);
+                    return entry;
                 }
             }
         }
-        return false;
+        return null;
     }
 
     /** The referenced entry if the read that found it validates; else the reference back and a retry. */

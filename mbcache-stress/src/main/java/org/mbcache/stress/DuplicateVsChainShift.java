@@ -3,17 +3,15 @@ package org.mbcache.stress;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 import static org.mbcache.stress.Keys.KEY;
-import static org.mbcache.stress.Keys.OTHER_VALUE;
 import static org.mbcache.stress.Keys.VALUE;
 
-import org.mbcache.CacheEntry;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressMeta;
 import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
-import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.openjdk.jcstress.annotations.State;
+import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
@@ -43,17 +41,11 @@ public final class DuplicateVsChainShift {
     abstract static class Race extends PairLookupRace {
         Race(Backend backend) {
             super(backend);
-            cache.create(neighbourKey, OTHER_VALUE, true);
-            cache.create(KEY, VALUE, true);
-            for (int i = 0; i < 4; i++) {
-                createFiller(i);
-            }
+            createShiftedChain();
         }
 
         void shift(IIII_Result r) {
-            CacheEntry returned = cache.deleteOrGet(neighbourKey, OTHER_VALUE);
-            r.r2 = found(returned);
-            releaseIfHeld(returned);
+            r.r2 = removeOldest();
         }
 
         void createAgain(IIII_Result r) {

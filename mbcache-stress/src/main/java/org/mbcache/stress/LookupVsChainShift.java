@@ -2,11 +2,7 @@ package org.mbcache.stress;
 
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
-import static org.mbcache.stress.Keys.KEY;
-import static org.mbcache.stress.Keys.OTHER_VALUE;
-import static org.mbcache.stress.Keys.VALUE;
 
-import org.mbcache.CacheEntry;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressMeta;
@@ -45,17 +41,11 @@ public final class LookupVsChainShift {
     abstract static class Race extends PairLookupRace {
         Race(Backend backend) {
             super(backend);
-            cache.create(neighbourKey, OTHER_VALUE, true);
-            cache.create(KEY, VALUE, true);
-            for (int i = 0; i < 4; i++) {
-                createFiller(i);
-            }
+            createShiftedChain();
         }
 
         void shift(IIII_Result r) {
-            CacheEntry returned = cache.deleteOrGet(neighbourKey, OTHER_VALUE);
-            r.r3 = found(returned);
-            releaseIfHeld(returned);
+            r.r3 = removeOldest();
         }
     }
 

@@ -2,6 +2,7 @@ package org.mbcache.stress;
 
 import static org.mbcache.stress.Keys.KEY;
 import static org.mbcache.stress.Keys.OTHER_KEY;
+import static org.mbcache.stress.Keys.OTHER_VALUE;
 import static org.mbcache.stress.Keys.VALUE;
 import static org.mbcache.stress.Keys.filler;
 
@@ -50,6 +51,29 @@ abstract class PairLookupRace extends CacheRace {
      */
     boolean createFiller(int i) {
         return cache.create(neighbourKey, filler(i), neighbourKey != KEY);
+    }
+
+    /**
+     * Caches the chain of the shift races ({@link LookupVsChainShift}, {@link DuplicateVsChainShift}),
+     * oldest first: O = (the neighbours' key, {@code OTHER_VALUE}), then P, then four fillers.
+     */
+    void createShiftedChain() {
+        cache.create(neighbourKey, OTHER_VALUE, true);
+        cache.create(KEY, VALUE, true);
+        for (int i = 0; i < 4; i++) {
+            createFiller(i);
+        }
+    }
+
+    /**
+     * The shift: {@code deleteOrGet} of O, which moves every newer entry one place.
+     *
+     * @return 1 if O was handed back (somebody held it), 0 if it was deleted
+     */
+    int removeOldest() {
+        CacheEntry returned = cache.deleteOrGet(neighbourKey, OTHER_VALUE);
+        releaseIfHeld(returned);
+        return found(returned);
     }
 
     /** The reader's actor: get of P, then findFirst of its key. */
