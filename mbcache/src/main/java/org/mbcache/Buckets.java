@@ -191,7 +191,10 @@ final class Buckets {
         return words.length;
     }
 
-    /** The keyed hash of a key: its top {@code bucketBits} bits pick the bucket, the next 16 are its fingerprint. */
+    /**
+     * The keyed hash of a key: its top {@code bucketBits} bits pick the bucket, the next 16 are the
+     * key's fingerprint.
+     */
     private long keyedHash(int key) {
         return multiplier * (key & 0xFFFF_FFFFL) + increment;
     }
@@ -346,7 +349,8 @@ final class Buckets {
                     return RETRY_LOCKED;
                 }
                 Entry entry = chain[i];
-                if (entry != null && entry.key == key && entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
+                if (entry != null && entry.key == key && entry.hasFlag(Entry.REUSABLE)
+                        && entry.tryAcquire()) {
                     return validatedHit(b, version, entry, key);
                 }
             }

@@ -47,16 +47,18 @@ public final class MbCache implements DedupCache {
      * only the entry whose fingerprint matched), the request list of the 2019 patch, a head word per
      * bucket holding the lock bit, a version and a 32-bit key filter (most misses read that one word
      * and nothing else), and the keyed bucket index. Every change of a chain holds the bucket's bit.
-     * Lookups do not: they read the chain optimistically and validate against the version (a seqlock read),
-     * taking a hit's reference with increment-if-not-zero before validating, and fall back to the
-     * bit when a writer was in the bucket. The ordering argument is written down in Buckets.
+     * Lookups do not: they read the chain optimistically and validate against the version (a
+     * seqlock read), taking a hit's reference with increment-if-not-zero before validating, and
+     * fall back to the bit when a writer was in the bucket. The ordering argument is written down
+     * in Buckets.
      *
      * Reference counts follow the kernel: the cache holds one reference to each entry it contains,
      * each caller handed an entry one more. Only two operations drop the cache's own reference,
      * both under the entry's bucket bit, both with a CAS of the count from 1 (the cache alone) to 0,
      * and both unhashing the entry before they let go of the bit: a reclaim (a pass, or the chain
-     * cap) and deleteOrGet (the kernel's takes a reference and CASes from 2; the same decision). So a count above zero means "in its chain", an entry in
-     * a chain has a count above zero, and nobody removes an entry somebody else holds. A release that
+     * cap) and deleteOrGet (the kernel's takes a reference and CASes from 2; the same decision).
+     * So a count above zero means "in its chain", an entry in a chain has a count above zero, and
+     * nobody removes an entry somebody else holds. A release that
      * would take the count to the cache's own reference or below is refused (IllegalStateException):
      * an over-release never frees an entry. What a counter cannot see: a holder that releases twice
      * while another holder still uses the entry spends the other holder's reference, and the entry
