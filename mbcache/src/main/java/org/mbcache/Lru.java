@@ -36,15 +36,22 @@ final class Lru {
     /** Entries on the list, dead ones included. Lock held. */
     private long length;
 
-    /** The tops of the append stacks: stack {@code i} at {@code i * STRIDE}. */
+    /**
+     * The tops of the append stacks: stack {@code i} at {@code (i + 1) * STRIDE}. The first
+     * {@code STRIDE} slots stay empty, so that no top shares a line with the array's header or with
+     * whatever object the heap put just before the array.
+     */
     private final Entry[] appendTops;
     private final int stackMask;
-    /** Entries that left their chain but are still linked (list or stacks). Batch 1: read to decide a purge. */
+    /**
+     * Entries that left their chain but are still linked (list or stacks). Its estimate decides a
+     * purge; the batch (how far the estimate may trail) is the cache's choice.
+     */
     private final StripedCounter deadEntries;
 
     Lru(long deadEntriesBatch) {
         int stacks = StripedCounter.stripeCount();
-        appendTops = new Entry[stacks * STRIDE];
+        appendTops = new Entry[(stacks + 1) * STRIDE];
         stackMask = stacks - 1;
         deadEntries = new StripedCounter(deadEntriesBatch);
     }
@@ -54,7 +61,7 @@ final class Lru {
      * A CAS loop of two accesses and no allocation: nothing can leave it half done.
      */
     void append(Entry entry) {
-        int slot = StripedCounter.stripeOfCurrentThread(stackMask) * STRIDE;
+        int slot = (StripedCounter.stripeOfCurrentThread(stackMask) + 1) * STRIDE;
         for (;;) {
             Entry top = lvTop(slot);
             entry.spLruNext(top); // plain: published by the CAS below (volatile, so release)
@@ -77,7 +84,7 @@ final class Lru {
      * so the plain links the pushers stored before their CAS are visible to the walk.
      */
     void drainAppendStacks() {
-        for (int slot = 0; slot < appendTops.length; slot += STRIDE) {
+        for (int slot = STRIDE; slot < appendTops.length; slot += STRIDE) {
             if (lvTop(slot) == null) {
                 continue;
             }
@@ -182,7 +189,7 @@ final class Lru {
 
     /** Drops everything (part of {@code mb_cache_destroy}). Lock held. */
     void clear() {
-        for (int slot = 0; slot < appendTops.length; slot += STRIDE) {
+        for (int slot = STRIDE; slot < appendTops.length; slot += STRIDE) {
             TOP.getAndSet(appendTops, slot, null);
         }
         head = null;

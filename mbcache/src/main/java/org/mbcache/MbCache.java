@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.mbcache.internal.HashedWaitQueues;
+import org.mbcache.internal.Saturating;
 
 /**
  * The kernel port: Linux {@code fs/mbcache.c} (the 2016 "mbcache2" rewrite with the 2019 request
@@ -171,7 +172,7 @@ public final class MbCache implements DedupCache {
      */
     static int defaultChainCap(long maxEntries, int bucketBits) {
         long buckets = 1L << bucketBits;
-        long twiceMax = maxEntries > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * maxEntries;
+        long twiceMax = Saturating.twice(maxEntries);
         long meanAtTwiceMax = (twiceMax + buckets - 1) / buckets;
         long cap = 2 * Math.min(meanAtTwiceMax, Integer.MAX_VALUE / 4) + 16;
         return (int) Math.max(MIN_DEFAULT_CHAIN_CAP, cap);
@@ -479,7 +480,7 @@ public final class MbCache implements DedupCache {
     private MbCache(Builder builder) {
         this.bucketBits = builder.bucketBits;
         this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries : (1L << bucketBits) << 4;
-        this.synchronousReclaimThreshold = maxEntries > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * maxEntries;
+        this.synchronousReclaimThreshold = Saturating.twice(maxEntries);
         this.chainCap = builder.chainCap > 0 ? builder.chainCap : defaultChainCap(maxEntries, bucketBits);
         this.createStrategy = builder.createStrategy;
         this.executor = builder.executor != null ? builder.executor : ReclaimThread.EXECUTOR;
@@ -1067,8 +1068,8 @@ public final class MbCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Kernel {@code mb_cache_count} (the shrinker's {@code count_objects}): the sum of the striped
-     * entry count.
+     * <p>Kernel {@code mb_cache_count} (the shrinker's {@code count_objects}): the entry count, one
+     * atomic word.
      */
     @Override
     public long size() {

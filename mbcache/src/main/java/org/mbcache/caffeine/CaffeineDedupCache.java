@@ -22,6 +22,7 @@ import org.mbcache.CacheEntry;
 import org.mbcache.CacheStats;
 import org.mbcache.DedupCache;
 import org.mbcache.internal.HashedWaitQueues;
+import org.mbcache.internal.Saturating;
 
 /**
  * A {@link DedupCache} on top of a bounded Caffeine cache, with the full contract of
@@ -193,7 +194,7 @@ public final class CaffeineDedupCache implements DedupCache {
     private CaffeineDedupCache(long maxEntries, int chainCap, Executor executor) {
         this.maxEntries = maxEntries;
         this.chainCap = chainCap;
-        this.synchronousReclaimThreshold = maxEntries > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * maxEntries;
+        this.synchronousReclaimThreshold = Saturating.twice(maxEntries);
         Executor maintenance = task -> {
             if (closed) {
                 return; // close() stops background reclaim
@@ -1177,7 +1178,7 @@ public final class CaffeineDedupCache implements DedupCache {
         // Every entry present now may use its second chance once: bounded whatever creates or
         // touches run meanwhile.
         long present = entryCount.get();
-        long limit = Math.min(nrToScan, present > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * present);
+        long limit = Math.min(nrToScan, Saturating.twice(present));
         long scanned = 0;
         long freed = 0;
         while (scanned < limit) {

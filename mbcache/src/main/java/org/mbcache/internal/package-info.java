@@ -1,5 +1,5 @@
 /**
- * Helpers shared by the backends of the {@code org.mbcache} module (argument checks, waiting).
+ * Helpers shared by the backends of the {@code org.mbcache} module (saturating arithmetic, waiting).
  * Not exported: not part of the API.
  */
 package org.mbcache.internal;
