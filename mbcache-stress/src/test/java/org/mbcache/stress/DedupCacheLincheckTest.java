@@ -142,21 +142,16 @@ public abstract class DedupCacheLincheckTest {
 
     /**
      * Interleavings the model checker tries per scenario: enough to find a two-thread race in these
-     * short scenarios, few enough to keep each test under 30 s on 2 cores. A backend whose operations
-     * touch many more shared fields (more switch points) may lower it.
-     *
-     * @return the invocations per iteration for {@link #modelChecking}
+     * short scenarios, few enough to keep each backend's test under 30 s on 2 cores.
      */
-    protected int modelCheckingInvocations() {
-        return 60;
-    }
+    private static final int MODEL_CHECKING_INVOCATIONS = 60;
 
     /** Explores interleavings systematically, switching threads at every shared-memory access. */
     @Test
     void modelChecking() {
         new ModelCheckingOptions()
                 .iterations(ITERATIONS)
-                .invocationsPerIteration(modelCheckingInvocations())
+                .invocationsPerIteration(MODEL_CHECKING_INVOCATIONS)
                 .threads(2)
                 .actorsPerThread(2)
                 .actorsBefore(1)

@@ -164,8 +164,6 @@ public final class CaffeineDedupCache implements DedupCache {
     private final Policy<Integer, Entry[]> policy;
     private final Policy.Eviction<Integer, Entry[]> eviction;
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(6);
-    /** Runs Caffeine's maintenance and the unpin drains: the builder's executor, stopped by close(). */
-    private final Executor maintenanceExecutor;
     /** Released entries still pinned, waiting to be unpinned in batches. */
     private final UnpinStack unpins;
     /** The most values of one key that nobody holds. */
@@ -205,7 +203,6 @@ public final class CaffeineDedupCache implements DedupCache {
                 runMaintenance(task);
             }
         };
-        this.maintenanceExecutor = maintenance;
         this.unpins = new UnpinStack(maxEntries, maxEntries / 16, entryCount::get, maintenance, this::unpinIfUnheld);
         this.groups = Caffeine.newBuilder()
                 .maximumWeight(maxEntries)
@@ -828,18 +825,18 @@ public final class CaffeineDedupCache implements DedupCache {
         if (excess <= 0) {
             return;
         }
-        long freed = freeUnheldSiblings(boxedKey, excess);
+        Entry[] own = currentGroup(boxedKey);
+        long freed = own != null && own.length > 1 ? freeUnheldSiblings(boxedKey, excess) : 0;
         if (freed < excess) {
             long budget = entryCount.get(); // the groups present now: a bounded walk
+            long spareWanted = excess - freed;
             List<Policy.CacheEntry<Integer, Entry[]>> coldest =
-                    eviction.coldest(stream -> takeEntries(stream.iterator(), budget));
+                    eviction.coldest(stream -> takeSiblingGroups(stream.iterator(), budget, spareWanted));
             for (Policy.CacheEntry<Integer, Entry[]> snapshot : coldest) {
                 if (freed >= excess) {
                     break;
                 }
-                if (snapshot.getValue().length > 1) {
-                    freed += freeUnheldSiblings(snapshot.getKey(), excess - freed);
-                }
+                freed += freeUnheldSiblings(snapshot.getKey(), excess - freed);
             }
         }
         if (freed > 0) {
@@ -1223,6 +1220,29 @@ public final class CaffeineDedupCache implements DedupCache {
             entriesReclaimed.add(freed);
         }
         return freed;
+    }
+
+    /**
+     * Collects, from Caffeine's coldest-first stream, the groups of more than one entry (only those
+     * can have an unheld sibling of a held entry), until they have {@code spareWanted} entries beyond
+     * their first or the groups looked at hold {@code budget} entries. Runs under Caffeine's eviction
+     * lock, so it keeps no group it will not use.
+     */
+    private static List<Policy.CacheEntry<Integer, Entry[]>> takeSiblingGroups(
+            Iterator<Policy.CacheEntry<Integer, Entry[]>> coldestFirst, long budget, long spareWanted) {
+        List<Policy.CacheEntry<Integer, Entry[]>> taken = new ArrayList<>();
+        long entries = 0;
+        long spare = 0;
+        while (entries < budget && spare < spareWanted && coldestFirst.hasNext()) {
+            Policy.CacheEntry<Integer, Entry[]> next = coldestFirst.next();
+            int length = next.getValue().length;
+            entries += length;
+            if (length > 1) {
+                taken.add(next);
+                spare += length - 1;
+            }
+        }
+        return taken;
     }
 
     /** Collects groups from Caffeine's coldest-first stream until they hold {@code budget} entries. */

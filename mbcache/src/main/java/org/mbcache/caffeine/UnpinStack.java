@@ -31,13 +31,15 @@ final class UnpinStack {
      * the head are then written and read by the drain thread only (drainLock orders successive
      * drains), hence plain accesses.
      *
-     * Scheduling: a drain is handed to the executor at most once at a time (drainScheduled). An
+     * Scheduling: normally one drain at a time is pending with the executor (drainScheduled). An
      * executor may throw from execute (anything: a RejectedExecutionException, an Error): then the
      * drain runs on the calling thread, as Caffeine does with its own maintenance. An executor may
      * also accept a task and never run it: a pusher that finds the backlog at four batches while a
      * drain is pending and not running drains itself and clears the pending flag, so the next drain
-     * is handed to the executor again (a late run of the lost task then finds little to do). Every
-     * path that sets the flag has one that clears it; none of them allocates.
+     * is handed to the executor again (a late run of the lost task then finds little to do, and its
+     * finally may clear the flag of the newer pending drain, so two can be queued at once: harmless,
+     * since drains run one after another under drainLock). Every path that sets the flag has one
+     * that clears it; none of them allocates.
      */
 
     private static final VarHandle HEAD;

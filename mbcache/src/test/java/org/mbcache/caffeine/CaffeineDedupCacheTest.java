@@ -265,6 +265,22 @@ class CaffeineDedupCacheTest {
     }
 
     @Test
+    void theUnheldValuesOfAHeldEntrysKeyAreFreedWhenOtherKeysFillTheCache() {
+        try (CaffeineDedupCache cache = smallUncapped()) {
+            cache.create(KEY, 0, true);
+            try (CacheEntry held = cache.get(KEY, 0)) {
+                createValues(cache, 1, 31); // the held key's group: 31 values, 30 of them unheld
+                for (int other = 1; other <= 500; other++) {
+                    cache.create(KEY + other, other, true);
+                    assertTrue(cache.size() <= 2 * 16 + 1, "size " + cache.size() + " after key " + other);
+                }
+                assertSame(held, cache.get(KEY, 0), "the held entry was reclaimed");
+                cache.release(held);
+            }
+        }
+    }
+
+    @Test
     void theUnheldValuesOfAHeldEntrysKeyAreReclaimedOldestFirst() {
         try (CaffeineDedupCache cache = smallUncapped()) {
             cache.create(KEY, 0, true);

@@ -31,6 +31,16 @@ public final class SoakMain {
      * @param args the options above
      * @throws InterruptedException if the main thread is interrupted
      */
+    /** A backend by its label, as the bench names it ({@code mbcache-allocfirst}), or by its enum name. */
+    private static Backend backendNamed(String name) {
+        for (Backend backend : Backend.values()) {
+            if (backend.name().equalsIgnoreCase(name)) {
+                return backend;
+            }
+        }
+        return Backend.byLabel(name);
+    }
+
     public static void main(String[] args) throws InterruptedException {
         long seconds = 60;
         int threads = SoakConfig.defaultThreads();
@@ -48,7 +58,7 @@ public final class SoakMain {
                     case "--seconds" -> seconds = Long.parseLong(value);
                     case "--threads" -> threads = Integer.parseInt(value);
                     case "--seed" -> seed = Long.parseLong(value);
-                    case "--backend" -> backends.add(Backend.valueOf(value.toUpperCase(Locale.ROOT)));
+                    case "--backend" -> backends.add(backendNamed(value));
                     case "--phase" -> phases.add(Soak.Phase.valueOf(value.toUpperCase(Locale.ROOT)));
                     default -> throw new IllegalArgumentException("unknown option " + option);
                 }
