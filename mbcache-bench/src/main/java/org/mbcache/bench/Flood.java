@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.function.ToDoubleFunction;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
 
@@ -246,43 +245,6 @@ public final class Flood {
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("bad FLOOD line: " + line, e);
             }
-        }
-
-        /**
-         * The results of several forks (child JVMs) of the same floods, one per backend, size and kind
-         * of flood in the order first seen: each figure the median over the forks that ran it (the
-         * upper one of an even count), each count of dropped rounds the sum, {@code samples} and
-         * {@code attackerCreates} the least. A JVM's JIT can compile a hot loop differently from the
-         * next one's, so a single fork's medians can differ by a third from another's; the median of
-         * three forks does not follow one odd JVM.
-         *
-         * @throws NullPointerException if {@code forks} or one of its results is null
-         */
-        public static List<Result> medianOfForks(List<Result> forks) {
-            Map<String, List<Result>> byFlood = new LinkedHashMap<>();
-            for (Result r : forks) {
-                byFlood.computeIfAbsent(r.backend() + ' ' + r.maxEntries() + ' ' + r.flood(), k -> new ArrayList<>()).add(r);
-            }
-            List<Result> out = new ArrayList<>();
-            for (List<Result> g : byFlood.values()) {
-                Result f = g.get(0);
-                out.add(new Result(f.backend(), f.maxEntries(), f.flood(), median(g, Result::attackerNs),
-                        median(g, Result::honestCreateNs), median(g, Result::victimBeforeNs), median(g, Result::victimDuringNs),
-                        median(g, Result::victimP999BeforeNs), median(g, Result::victimP999DuringNs),
-                        median(g, Result::honestP999BeforeNs), median(g, Result::honestP999DuringNs),
-                        g.stream().mapToLong(Result::attackerCreates).min().orElseThrow(), f.plannedCreates(),
-                        (long) median(g, Result::chainCapReclaims), median(g, Result::honestBeforeNs),
-                        median(g, Result::honestDuringNs), median(g, Result::attackerMeanNs),
-                        median(g, Result::honestCreateMeanNs), median(g, Result::victimBeforeMeanNs),
-                        median(g, Result::victimDuringMeanNs), g.stream().mapToLong(Result::samples).min().orElseThrow(),
-                        g.stream().mapToLong(Result::gcRounds).sum(), g.stream().mapToLong(Result::preemptedRounds).sum()));
-            }
-            return out;
-        }
-
-        private static double median(List<Result> g, ToDoubleFunction<Result> figure) {
-            double[] v = g.stream().mapToDouble(figure).sorted().toArray();
-            return v[v.length / 2];
         }
 
         private static String req(Map<String, String> f, String k) {

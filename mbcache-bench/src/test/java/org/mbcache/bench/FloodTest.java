@@ -109,30 +109,6 @@ class FloodTest {
         assertTrue(table.contains("GC pauses are excluded"), table);
     }
 
-    static Flood.Result fork(String flood, double victimDuringNs, long preempted) {
-        return new Flood.Result("mbcache", 65_536, flood, 150, 75, 85, victimDuringNs, 300, 900, 600, 700, 131_072,
-                131_072, 130_000, 128, 129, 160, 80, 90, victimDuringNs + 10, 20_000, 0, preempted);
-    }
-
-    @Test
-    void forksOfOneFloodGiveTheirMedianFigureNotOneOddJvms() {
-        List<Flood.Result> m = Flood.Result.medianOfForks(List.of(fork(Flood.ONE_KEY, 260, 1), fork(Flood.ONE_KEY, 354, 2),
-                fork(Flood.ONE_KEY, 230, 3)));
-        assertEquals(1, m.size());
-        assertEquals(260, m.get(0).victimDuringNs());
-        assertEquals(270, m.get(0).victimDuringMeanNs());
-        assertEquals(6, m.get(0).preemptedRounds());
-    }
-
-    @Test
-    void forksAreGroupedByFloodInTheOrderFirstSeen() {
-        List<Flood.Result> m = Flood.Result.medianOfForks(List.of(fork(Flood.ONE_KEY, 260, 0), fork(Flood.ONE_BUCKET, 100, 0),
-                fork(Flood.ONE_KEY, 250, 0), fork(Flood.ONE_BUCKET, 110, 0)));
-        assertEquals(List.of(Flood.ONE_KEY, Flood.ONE_BUCKET), m.stream().map(Flood.Result::flood).toList());
-        assertEquals(260, m.get(0).victimDuringNs());
-        assertEquals(110, m.get(1).victimDuringNs());
-    }
-
     @Test
     void runDelayIsTheSecondFigureOfSchedstat() {
         byte[] line = "2526444152 247245 25\n".getBytes(StandardCharsets.US_ASCII);
