@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -11,7 +12,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.function.ToDoubleFunction;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
 
@@ -164,26 +164,11 @@ public final class Flood {
                          double honestBeforeNs, double honestDuringNs, double attackerMeanNs, double honestCreateMeanNs,
                          double victimBeforeMeanNs, double victimDuringMeanNs, long samples, long gcRounds,
                          long preemptedRounds) {
-        /** The names of the line's fields, in the order of the record's components. */
-        private static final List<String> FIELDS = List.of("backend", "maxEntries", "flood", "attackerNs",
-                "honestCreateNs", "victimBeforeNs", "victimDuringNs", "victimP999BeforeNs", "victimP999DuringNs",
-                "honestP999BeforeNs", "honestP999DuringNs", "attackerCreates", "plannedCreates", "chainCapReclaims",
-                "honestBeforeNs", "honestDuringNs", "attackerMeanNs", "honestCreateMeanNs", "victimBeforeMeanNs",
-                "victimDuringMeanNs", "samples", "gcRounds", "preemptedRounds");
-
         /**
-         * Only the figures the targets read; the honest medians and the means are NaN, the counts of
-         * samples and collections 0.
+         * The line's fields, in order: the record's components, each written as {@code name=value}
+         * and read back by its name, so that the record's header is the one place that names them.
          */
-        public Result(String backend, long maxEntries, String flood, double attackerNs, double honestCreateNs,
-                      double victimBeforeNs, double victimDuringNs, double victimP999BeforeNs,
-                      double victimP999DuringNs, double honestP999BeforeNs, double honestP999DuringNs,
-                      long attackerCreates, long plannedCreates, long chainCapReclaims) {
-            this(backend, maxEntries, flood, attackerNs, honestCreateNs, victimBeforeNs, victimDuringNs,
-                    victimP999BeforeNs, victimP999DuringNs, honestP999BeforeNs, honestP999DuringNs, attackerCreates,
-                    plannedCreates, chainCapReclaims, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
-                    Double.NaN, 0, 0, 0);
-        }
+        private static final RecordComponent[] FIELDS = Result.class.getRecordComponents();
 
         /** The attacker's create over an honest new create at the same fill (medians). */
         public double attackerRatio() {
@@ -207,13 +192,13 @@ public final class Flood {
 
         /** The line the child JVM prints: {@code FLOOD} and one {@code name=value} a component. */
         public String line() {
-            Object[] values = {backend, maxEntries, flood, attackerNs, honestCreateNs, victimBeforeNs, victimDuringNs,
-                    victimP999BeforeNs, victimP999DuringNs, honestP999BeforeNs, honestP999DuringNs, attackerCreates,
-                    plannedCreates, chainCapReclaims, honestBeforeNs, honestDuringNs, attackerMeanNs,
-                    honestCreateMeanNs, victimBeforeMeanNs, victimDuringMeanNs, samples, gcRounds, preemptedRounds};
             StringBuilder b = new StringBuilder("FLOOD");
-            for (int i = 0; i < values.length; i++) {
-                b.append(' ').append(FIELDS.get(i)).append('=').append(values[i]);
+            for (RecordComponent field : FIELDS) {
+                try {
+                    b.append(' ').append(field.getName()).append('=').append(field.getAccessor().invoke(this));
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException("a record's public accessor failed: " + field, e);
+                }
             }
             return b.toString();
         }
@@ -234,75 +219,43 @@ public final class Flood {
                     f.put(kv.substring(0, eq), kv.substring(eq + 1));
                 }
             }
+            Object[] values = new Object[FIELDS.length];
+            Class<?>[] types = new Class<?>[FIELDS.length];
+            for (int i = 0; i < FIELDS.length; i++) {
+                String value = f.get(FIELDS[i].getName());
+                if (value == null) {
+                    throw new IllegalArgumentException("FLOOD line without " + FIELDS[i].getName());
+                }
+                types[i] = FIELDS[i].getType();
+                try {
+                    values[i] = valueOf(types[i], value);
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("bad FLOOD line: " + line, e);
+                }
+            }
             try {
-                return new Result(req(f, "backend"), l(f, "maxEntries"), req(f, "flood"),
-                        d(f, "attackerNs"), d(f, "honestCreateNs"), d(f, "victimBeforeNs"), d(f, "victimDuringNs"),
-                        d(f, "victimP999BeforeNs"), d(f, "victimP999DuringNs"), d(f, "honestP999BeforeNs"),
-                        d(f, "honestP999DuringNs"), l(f, "attackerCreates"), l(f, "plannedCreates"),
-                        l(f, "chainCapReclaims"), d(f, "honestBeforeNs"), d(f, "honestDuringNs"),
-                        d(f, "attackerMeanNs"), d(f, "honestCreateMeanNs"), d(f, "victimBeforeMeanNs"),
-                        d(f, "victimDuringMeanNs"), l(f, "samples"), l(f, "gcRounds"),
-                        l(f, "preemptedRounds"));
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("bad FLOOD line: " + line, e);
+                return Result.class.getConstructor(types).newInstance(values);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("a record's canonical constructor failed", e);
             }
         }
 
-        /**
-         * The results of several forks (child JVMs) of the same floods, one per backend, size and kind
-         * of flood in the order first seen: each figure the median over the forks that ran it (the
-         * upper one of an even count), each count of dropped rounds the sum, {@code samples} and
-         * {@code attackerCreates} the least. A JVM's JIT can compile a hot loop differently from the
-         * next one's, so a single fork's medians can differ by a third from another's; the median of
-         * three forks does not follow one odd JVM.
-         *
-         * @throws NullPointerException if {@code forks} or one of its results is null
-         */
-        public static List<Result> medianOfForks(List<Result> forks) {
-            Map<String, List<Result>> byFlood = new LinkedHashMap<>();
-            for (Result r : forks) {
-                byFlood.computeIfAbsent(r.backend() + ' ' + r.maxEntries() + ' ' + r.flood(), k -> new ArrayList<>()).add(r);
+        /** A field's text as a value of its component's type. */
+        private static Object valueOf(Class<?> type, String text) {
+            if (type == String.class) {
+                return text;
             }
-            List<Result> out = new ArrayList<>();
-            for (List<Result> g : byFlood.values()) {
-                Result f = g.get(0);
-                out.add(new Result(f.backend(), f.maxEntries(), f.flood(), median(g, Result::attackerNs),
-                        median(g, Result::honestCreateNs), median(g, Result::victimBeforeNs), median(g, Result::victimDuringNs),
-                        median(g, Result::victimP999BeforeNs), median(g, Result::victimP999DuringNs),
-                        median(g, Result::honestP999BeforeNs), median(g, Result::honestP999DuringNs),
-                        g.stream().mapToLong(Result::attackerCreates).min().orElseThrow(), f.plannedCreates(),
-                        (long) median(g, Result::chainCapReclaims), median(g, Result::honestBeforeNs),
-                        median(g, Result::honestDuringNs), median(g, Result::attackerMeanNs),
-                        median(g, Result::honestCreateMeanNs), median(g, Result::victimBeforeMeanNs),
-                        median(g, Result::victimDuringMeanNs), g.stream().mapToLong(Result::samples).min().orElseThrow(),
-                        g.stream().mapToLong(Result::gcRounds).sum(), g.stream().mapToLong(Result::preemptedRounds).sum()));
+            if (type == long.class) {
+                return Long.parseLong(text);
             }
-            return out;
-        }
-
-        private static double median(List<Result> g, ToDoubleFunction<Result> figure) {
-            double[] v = g.stream().mapToDouble(figure).sorted().toArray();
-            return v[v.length / 2];
-        }
-
-        private static String req(Map<String, String> f, String k) {
-            String v = f.get(k);
-            if (v == null) {
-                throw new IllegalArgumentException("FLOOD line without " + k);
+            if (type == double.class) {
+                return Double.parseDouble(text);
             }
-            return v;
-        }
-
-        private static double d(Map<String, String> f, String k) {
-            return Double.parseDouble(req(f, k));
-        }
-
-        private static long l(Map<String, String> f, String k) {
-            return Long.parseLong(req(f, k));
+            throw new IllegalStateException("no reader for a FLOOD field of " + type);
         }
     }
 
-/** The kernel's {@code hash_32(key, bits)}: the bucket mainline picks for a key. */
+    /** The kernel's {@code hash_32(key, bits)}: the bucket mainline picks for a key. */
     static int hash32(int key, int bits) {
         return bits == 0 ? 0 : (key * GOLDEN_RATIO_32) >>> (32 - bits);
     }

@@ -12,6 +12,10 @@ import org.junit.jupiter.api.Test;
 import org.mbcache.bench.report.FloodTable;
 
 class FloodTest {
+    /** A result whose figures all differ, so that a figure read into another's place shows. */
+    private static final Flood.Result DISTINCT_FIGURES = new Flood.Result("mbcache-allocfirst", 1_048_576,
+            Flood.ONE_BUCKET, 1.5, 2, 3, 4.25, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20);
+
     @Test
     void keysOfABucketAreDistinctAndAllInThatBucketByTheKernelsHash() {
         int[] keys = Flood.keysOfBucket(1234, 12, 100_000);
@@ -48,26 +52,31 @@ class FloodTest {
 
     @Test
     void resultLinesRoundTrip() {
-        Flood.Result r = new Flood.Result("mbcache-allocfirst", 1_048_576, Flood.ONE_BUCKET, 1.5, 2, 3, 4.25, 5, 6, 7, 8,
-                9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20);
-        assertEquals(r, Flood.Result.parse(r.line()));
+        assertEquals(DISTINCT_FIGURES, Flood.Result.parse(DISTINCT_FIGURES.line()));
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("FLOOD backend=mbcache"));
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("XATTR mbcache"));
     }
 
     @Test
-    void aLineWithoutTheMediansOfHonestOperationsIsRejected() {
-        String line = new Flood.Result("mbcache", 65_536, Flood.ONE_KEY, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-                16, 17, 18, 19, 20).line();
-        assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse(line.replace(" honestBeforeNs=12.0", "")));
+    void aResultLineIsFloodThenEachComponentAsNameEqualsValueInOrder() {
+        assertEquals("FLOOD backend=mbcache-allocfirst maxEntries=1048576 flood=one-bucket attackerNs=1.5"
+                + " honestCreateNs=2.0 victimBeforeNs=3.0 victimDuringNs=4.25 victimP999BeforeNs=5.0 victimP999DuringNs=6.0"
+                + " honestP999BeforeNs=7.0 honestP999DuringNs=8.0 attackerCreates=9 plannedCreates=10 chainCapReclaims=11"
+                + " honestBeforeNs=12.0 honestDuringNs=13.0 attackerMeanNs=14.0 honestCreateMeanNs=15.0"
+                + " victimBeforeMeanNs=16.0 victimDuringMeanNs=17.0 samples=18 gcRounds=19 preemptedRounds=20",
+                DISTINCT_FIGURES.line());
     }
 
     @Test
-    void theTargetsOnlyConstructorLeavesTheOtherFiguresUnmeasured() {
-        Flood.Result r = new Flood.Result("mbcache", 65_536, Flood.ONE_KEY, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
-        assertTrue(Double.isNaN(r.honestBeforeNs()));
-        assertTrue(Double.isNaN(r.attackerMeanNs()));
-        assertEquals(0, r.samples());
+    void aLineWithoutTheMediansOfHonestOperationsIsRejected() {
+        String line = DISTINCT_FIGURES.line().replace(" honestBeforeNs=12.0", "");
+        assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse(line));
+    }
+
+    @Test
+    void unmeasuredFiguresRoundTripAsNaN() {
+        Flood.Result r = new Flood.Result("mbcache", 65_536, Flood.ONE_KEY, 1, 2, 3, Double.NaN, 5, 6, 7, 8, 9, 10, 11,
+                Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0, 0, 0);
         assertEquals(r, Flood.Result.parse(r.line()));
     }
 
@@ -107,30 +116,6 @@ class FloodTest {
         assertTrue(table.contains("| 400 (410) | 200 (210) | 2.00 | 150 (160) | 240 (250) | 1.60 | 120 | 132 | 1.10 |"), table);
         assertTrue(table.contains("| 20,000 | 3 / 1,234 |"), table);
         assertTrue(table.contains("GC pauses are excluded"), table);
-    }
-
-    static Flood.Result fork(String flood, double victimDuringNs, long preempted) {
-        return new Flood.Result("mbcache", 65_536, flood, 150, 75, 85, victimDuringNs, 300, 900, 600, 700, 131_072,
-                131_072, 130_000, 128, 129, 160, 80, 90, victimDuringNs + 10, 20_000, 0, preempted);
-    }
-
-    @Test
-    void forksOfOneFloodGiveTheirMedianFigureNotOneOddJvms() {
-        List<Flood.Result> m = Flood.Result.medianOfForks(List.of(fork(Flood.ONE_KEY, 260, 1), fork(Flood.ONE_KEY, 354, 2),
-                fork(Flood.ONE_KEY, 230, 3)));
-        assertEquals(1, m.size());
-        assertEquals(260, m.get(0).victimDuringNs());
-        assertEquals(270, m.get(0).victimDuringMeanNs());
-        assertEquals(6, m.get(0).preemptedRounds());
-    }
-
-    @Test
-    void forksAreGroupedByFloodInTheOrderFirstSeen() {
-        List<Flood.Result> m = Flood.Result.medianOfForks(List.of(fork(Flood.ONE_KEY, 260, 0), fork(Flood.ONE_BUCKET, 100, 0),
-                fork(Flood.ONE_KEY, 250, 0), fork(Flood.ONE_BUCKET, 110, 0)));
-        assertEquals(List.of(Flood.ONE_KEY, Flood.ONE_BUCKET), m.stream().map(Flood.Result::flood).toList());
-        assertEquals(260, m.get(0).victimDuringNs());
-        assertEquals(110, m.get(1).victimDuringNs());
     }
 
     @Test

@@ -26,7 +26,8 @@ class TargetsTest {
 
     static Flood.Result flood(String backend, double attackerNs, double victimDuringNs, double honestP999DuringNs) {
         return new Flood.Result(backend, 65_536, Flood.ONE_KEY, attackerNs, 100, 200, victimDuringNs, 1000, 1000, 1000,
-                honestP999DuringNs, 131_072, 131_072, 0);
+                honestP999DuringNs, 131_072, 131_072, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+                Double.NaN, 0, 0, 0);
     }
 
     static Targets.Target named(List<Targets.Target> ts, String prefix) {
