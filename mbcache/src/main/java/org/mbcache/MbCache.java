@@ -6,7 +6,6 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Saturating;
 
@@ -77,7 +76,9 @@ public final class MbCache implements DedupCache {
      * descheduled between two cells mixes moments far apart; the soak run caught it). Creates and
      * removals write it; lookups never do. The dead entries still linked on the LRU list are striped
      * (StripedCounter: exact cells, and an estimate written once per batch that decides the purge).
-     * Hits, misses, refusals and cap reclaims are LongAdders: a thread adds to a cell of its own.
+     * Hits, misses, refusals and cap reclaims are StripedStatistics: a thread adds to a stripe of its
+     * own, one line for all four, allocated with the cache (a LongAdder allocates cells on its first
+     * collision, and a count that can throw after a reference was taken would leak it).
      * Creates and deletes are counted in the bucket they change, under the bit they hold anyway, on
      * the bucket's writer-side array that no lookup reads.
      *
@@ -96,7 +97,7 @@ public final class MbCache implements DedupCache {
      *                                       the entry; the entry count; a dead-entry cell
      *   reclaim pass (any kind)             the LRU lock and list; per freed entry its bucket
      *
-     * The per-thread cells (LongAdder's, StripedCounter's, the append stacks) are on lines of their
+     * The per-thread cells (StripedStatistics', StripedCounter's, the append stacks) are on lines of their
      * own; two threads share one only when their ids collide (one chance in 16 or more stripes for
      * two threads). Lock words of neighbouring buckets share a line, but only creates and deletes
      * write them, and lookups no longer take them. The one word every create and removal writes is
@@ -116,7 +117,7 @@ public final class MbCache implements DedupCache {
      * the same price as the CAS it replaces, so one thread gains nothing; only contended hits do.
      * And it changes every window the JCStress races cover. Measured on a 2-vCPU VM (patched copies,
      * 1 thread, 65,536 entries, interleaved runs of 2 forks each): a hit with both CAS of the count
-     * replaced by plain loads took 63-66 ns against 65-77 ns as built, and one without its LongAdder
+     * replaced by plain loads took 63-66 ns against 65-77 ns as built, and one without its hit counter
      * 65-66 ns against 65-67 ns. A hit's time is in its three dependent loads that miss the core's
      * caches at that size (the chain's fingerprints, then its entry references, then the entry);
      * loading the references eagerly, to overlap the two array misses, gained nothing measurable.
@@ -135,10 +136,15 @@ public final class MbCache implements DedupCache {
      * access mode is in the method's name.
      *
      * Failure atomicity. A Throwable can surface in any allocation. Every locked section allocates
-     * (chain or request array growth) before it changes anything, counters that may allocate
-     * (LongAdder cells) are bumped after the lock is dropped, the request withdrawal after a failed
-     * allocation is one shallow allocation-free method, unlock is one load and one store, and the
-     * append push is a two-step CAS loop with nothing pending between its steps. An executor that
+     * (chain or request array growth) before it changes anything; the counters never allocate, so
+     * a lookup that took a reference and a create that changed its chain finish their bookkeeping
+     * (listing, counting, the creator's release) before anything that may allocate (flight-recorder
+     * events); the request withdrawal after a failed allocation is one shallow allocation-free
+     * method, unlock is one load and one store, and the append push is a two-step CAS loop with
+     * nothing pending between its steps. A failed wake-up leaves the entry's waiters bit set for the
+     * next release, and a close() that failed part-way is finished by the next close(). A
+     * StackOverflowError is not survived: like java.util.concurrent's locks, a lock bit taken or a
+     * claim made just before the stack ran out can stay behind. An executor that
      * throws gets the background pass run on the calling thread; one that accepts a pass and never
      * runs it is found out when the synchronous threshold is reached, and the pass resubmitted.
      */
@@ -180,7 +186,8 @@ public final class MbCache implements DedupCache {
     static int defaultChainCap(long maxEntries, int bucketBits) {
         long buckets = 1L << bucketBits;
         long twiceMax = Saturating.twice(maxEntries);
-        long meanAtTwiceMax = (twiceMax + buckets - 1) / buckets;
+        // Rounded up without adding first: twiceMax saturates at Long.MAX_VALUE ("no bound").
+        long meanAtTwiceMax = twiceMax / buckets + (twiceMax % buckets == 0 ? 0 : 1);
         long cap = 2 * Math.min(meanAtTwiceMax, Integer.MAX_VALUE / 4) + 16;
         return (int) Math.max(MIN_DEFAULT_CHAIN_CAP, cap);
     }
@@ -397,13 +404,11 @@ public final class MbCache implements DedupCache {
     // ------------------------------------------------------------------------------------------
 
     private static final VarHandle RECLAIM_PENDING_SINCE;
-    private static final VarHandle CLOSED;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             RECLAIM_PENDING_SINCE = lookup.findVarHandle(MbCache.class, "reclaimPendingSince", long.class);
-            CLOSED = lookup.findVarHandle(MbCache.class, "closed", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -464,10 +469,12 @@ public final class MbCache implements DedupCache {
     private final MemoryPressureRegistry.Registration pressureRegistration;
     private final Runnable backgroundReclaim = this::backgroundReclaim;
 
-    private final LongAdder duplicatesRefused = new LongAdder();
-    private final LongAdder lookupHits = new LongAdder();
-    private final LongAdder lookupMisses = new LongAdder();
-    private final LongAdder chainCapReclaims = new LongAdder();
+    /** {@link #statistics}' counters: the events {@link CacheStats} counts outside a lock. */
+    private static final int LOOKUP_HITS = 0;
+    private static final int LOOKUP_MISSES = 1;
+    private static final int DUPLICATES_REFUSED = 2;
+    private static final int CHAIN_CAP_RECLAIMS = 3;
+    private final StripedStatistics statistics = new StripedStatistics(4);
 
     /**
      * When the pending background pass was handed to the executor ({@link System#nanoTime()}, never
@@ -475,6 +482,8 @@ public final class MbCache implements DedupCache {
      */
     private volatile long reclaimPendingSince;
     private volatile boolean closed;
+    /** Whether a {@link #close()} has finished tearing down (dropped every entry, woken every waiter). */
+    private volatile boolean tornDown;
     /** Whether an executor failure was logged as a warning already (racy: at worst two warnings). */
     private boolean executorFailureLogged;
 
@@ -541,7 +550,10 @@ public final class MbCache implements DedupCache {
         private Builder() {}
 
         /**
-         * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4.
+         * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4. The table takes
+         * 20 bytes a bucket up front (the head word and three array references), 20 KiB at the
+         * default and 20 GiB at 30, so {@code build()} throws {@link OutOfMemoryError} where the heap
+         * is smaller than that.
          *
          * @param bucketBits in {@code [0, 30]}
          * @return this builder
@@ -695,23 +707,53 @@ public final class MbCache implements DedupCache {
         ensureOpen();
         reclaimIfLarge();
         int bucket = buckets.bucketOf(key);
-        Entry entry = createStrategy == CreateStrategy.REQUEST_LIST
-                ? hashWithRequest(bucket, key, value, reusable)
-                : hashAllocatedFirst(bucket, key, value, reusable);
-        if (entry == null) {
-            duplicatesRefused.increment();
-            return false;
+        Entry entry;
+        long capOutcome;
+        if (createStrategy == CreateStrategy.REQUEST_LIST) {
+            if (!requestPair(bucket, key, value)) {
+                statistics.add(DUPLICATES_REFUSED, 1);
+                return false;
+            }
+            entry = allocateRequested(bucket, key, value, reusable);
+            capOutcome = hashRequested(bucket, entry);
+        } else {
+            entry = new Entry(this, key, value, reusable);
+            capOutcome = hashUnlessCached(bucket, entry);
+            if (capOutcome == ALREADY_CACHED) {
+                statistics.add(DUPLICATES_REFUSED, 1);
+                return false;
+            }
         }
-        // Only now may anyone free it: listed and counted first (kernel fix 5fc4cbd9fde5).
+        publishCreated(entry, capOutcome);
+        return true;
+    }
+
+    /**
+     * The end of a create whose entry is in its chain, held by the creator: listed and counted
+     * first, and only then released, so that only now may anyone free it (kernel fix 5fc4cbd9fde5);
+     * then what the chain cap reclaimed is accounted for. Nothing here allocates before the release
+     * (the LRU push, the counts and the statistics are allocation-free), so a Throwable cannot leave
+     * the entry hashed but unlisted, uncounted or held; the cap's flight-recorder event, which may
+     * allocate, comes last.
+     */
+    private void publishCreated(Entry entry, long capOutcome) {
+        int reclaimed = (int) capOutcome;
         lru.append(entry);
-        entryCount.add(1L);
+        entryCount.add(1L - reclaimed);
         try {
             releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
         } catch (IllegalStateException killed) {
             ensureOpen(); // close() killed the new entry: say so, not "released too often"
             throw killed;
+        } finally {
+            if (reclaimed != 0) {
+                statistics.add(CHAIN_CAP_RECLAIMS, reclaimed);
+                leaveDeadOnLru(reclaimed);
+            }
         }
-        return true;
+        if (capOutcome != 0) {
+            ChainCapEvent.commitIfEnabled(this, entry.key, (int) (capOutcome >>> 32), chainCap, reclaimed);
+        }
     }
 
     /** The reclaim triggers at the top of kernel {@code mb_cache_entry_create}. */
@@ -728,65 +770,77 @@ public final class MbCache implements DedupCache {
     }
 
     /**
-     * Steps 1-4 of the request-list create (contract section 5); the hashed entry or null. A pair
-     * that an optimistic read finds in its chain is refused there, without the bucket bit: the create
-     * linearizes at that validated read, where the pair was cached. So a refused duplicate writes
-     * no line another thread writes, but for its own cell of the refusal count.
+     * Steps 1-2 of the request-list create (contract section 5): {@code false} if the pair is cached
+     * or requested (a duplicate), else the pair is now requested. A pair that an optimistic read
+     * finds in its chain is refused there, without the bucket bit: the create linearizes at that
+     * validated read, where the pair was cached. So a refused duplicate writes no line another
+     * thread writes, but for its own stripe of the refusal count.
      */
-    private Entry hashWithRequest(int bucket, int key, long value, boolean reusable) {
+    private boolean requestPair(int bucket, int key, long value) {
         if (buckets.tryContains(bucket, key, value)) {
-            return null;
+            return false;
         }
         buckets.lock(bucket);
         try {
             if (buckets.hasRequest(bucket, key, value) || buckets.indexOf(bucket, key, value) >= 0) {
-                return null;
+                return false;
             }
             buckets.addRequest(bucket, key, value);
         } finally {
             buckets.unlock(bucket);
         }
-        Entry entry;
+        return true;
+    }
+
+    /** Step 3: the requested pair's entry, allocated outside the bit; the request withdrawn if that fails. */
+    private Entry allocateRequested(int bucket, int key, long value, boolean reusable) {
         try {
-            entry = new Entry(this, key, value, reusable);
+            return new Entry(this, key, value, reusable);
         } catch (Throwable allocationFailure) { // OutOfMemoryError: withdraw the request (kernel -ENOMEM)
             buckets.withdrawRequest(bucket, key, value);
             throw allocationFailure;
         }
-        // One critical section swaps the request for the entry: no twin can slip in between.
-        long capOutcome;
-        buckets.lock(bucket);
-        try {
-            boolean requested = buckets.removeRequest(bucket, key, value);
-            if (!requested || closed) {
-                return closedWhileCreating(); // close() dropped the request with the chain, or will
-            }
-            capOutcome = hashNewest(bucket, entry);
-        } finally {
-            buckets.unlock(bucket);
-        }
-        countChainCapReclaims(key, capOutcome);
-        return entry;
     }
 
-    /** Mainline create: allocate, then one critical section checks and hashes; the entry or null. */
-    private Entry hashAllocatedFirst(int bucket, int key, long value, boolean reusable) {
-        Entry entry = new Entry(this, key, value, reusable);
-        long capOutcome;
+    /**
+     * Step 4: one critical section swaps the request for the entry, so no twin can slip in between.
+     *
+     * @return the chain cap's outcome, as {@link #hashNewest}
+     */
+    private long hashRequested(int bucket, Entry entry) {
         buckets.lock(bucket);
         try {
-            if (buckets.indexOf(bucket, key, value) >= 0) {
-                return null;
+            boolean requested = buckets.removeRequest(bucket, entry.key, entry.value);
+            if (!requested || closed) {
+                throw closedWhileCreating(); // close() dropped the request with the chain, or will
             }
-            if (closed) {
-                return closedWhileCreating();
-            }
-            capOutcome = hashNewest(bucket, entry);
+            return hashNewest(bucket, entry);
         } finally {
             buckets.unlock(bucket);
         }
-        countChainCapReclaims(key, capOutcome);
-        return entry;
+    }
+
+    /** What {@link #hashUnlessCached} answers for a pair already in its chain. */
+    private static final long ALREADY_CACHED = -1;
+
+    /**
+     * Mainline create, after allocating: one critical section checks and hashes.
+     *
+     * @return {@link #ALREADY_CACHED}, or the chain cap's outcome as {@link #hashNewest}
+     */
+    private long hashUnlessCached(int bucket, Entry entry) {
+        buckets.lock(bucket);
+        try {
+            if (buckets.indexOf(bucket, entry.key, entry.value) >= 0) {
+                return ALREADY_CACHED;
+            }
+            if (closed) {
+                throw closedWhileCreating();
+            }
+            return hashNewest(bucket, entry);
+        } finally {
+            buckets.unlock(bucket);
+        }
     }
 
     /**
@@ -794,7 +848,7 @@ public final class MbCache implements DedupCache {
      * held. Allocates (a grown chain) before it changes anything.
      *
      * @return 0 if the chain was below the cap; else the length the create found in the upper 32
-     *     bits and the entries the cap reclaimed in the lower (for {@link #countChainCapReclaims})
+     *     bits and the entries the cap reclaimed in the lower (for {@link #publishCreated})
      */
     private long hashNewest(int bucket, Entry entry) {
         buckets.ensureRoom(bucket);
@@ -809,28 +863,8 @@ public final class MbCache implements DedupCache {
     }
 
     /** The contract's answer to a create that {@code close()} overtook. */
-    private Entry closedWhileCreating() {
-        throw new IllegalStateException("cache is closed");
-    }
-
-    /**
-     * Accounts for a create that found its chain at the cap ({@code capOutcome} from
-     * {@link #hashNewest}): the entries it claimed go off the entry count, are counted dead on the LRU
-     * list (unlinked lazily, as {@code deleteOrGet}'s are) and counted for {@link CacheStats}, and the
-     * JFR event is recorded if enabled. After the bucket bit is dropped: counters and the event may
-     * allocate.
-     */
-    private void countChainCapReclaims(int key, long capOutcome) {
-        if (capOutcome == 0) {
-            return;
-        }
-        int reclaimed = (int) capOutcome;
-        ChainCapEvent.commitIfEnabled(this, key, (int) (capOutcome >>> 32), chainCap, reclaimed);
-        if (reclaimed != 0) {
-            entryCount.add(-reclaimed);
-            chainCapReclaims.add(reclaimed);
-            leaveDeadOnLru(reclaimed);
-        }
+    private static IllegalStateException closedWhileCreating() {
+        return new IllegalStateException("cache is closed");
     }
 
     /**
@@ -908,7 +942,7 @@ public final class MbCache implements DedupCache {
     }
 
     private Entry countLookup(Entry found) {
-        (found != null ? lookupHits : lookupMisses).increment();
+        statistics.add(found != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
         return found;
     }
 
@@ -1068,7 +1102,14 @@ public final class MbCache implements DedupCache {
         int state = entry.releaseReference();
         if ((state & Entry.WAITERS) != 0 && Entry.count(state) <= 2) {
             entry.setFlag(Entry.WAITERS, false);
-            unusedWaiters.wake(entry);
+            try {
+                unusedWaiters.wake(entry);
+            } catch (Throwable wakeFailure) {
+                // The queue lock's node allocation failed. The reference is dropped all the same
+                // (the caller must not release again); the bit, set again, has the next release wake them.
+                entry.setFlag(Entry.WAITERS, true);
+                throw wakeFailure;
+            }
         }
     }
 
@@ -1110,6 +1151,11 @@ public final class MbCache implements DedupCache {
      * threads that keep touching entries or keep creating cannot keep it, and the list lock that
      * {@code close()} needs, forever.
      *
+     * <p>One the kernel does not have either: a synchronous pass goes on past its 64 entries, within
+     * those bounds, until it has freed one. The kernel's can spend all 64 on second chances and free
+     * nothing, and a cache whose entries are all referenced then grows past {@code 2 * maxEntries},
+     * which the contract forbids. The long scan happens once: it clears the flags it passes.
+     *
      * @return the number of entries freed
      */
     private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind) {
@@ -1125,8 +1171,11 @@ public final class MbCache implements DedupCache {
             // Drained once: the pass acts on the list as it stood when it started, and the creates
             // it overlaps stay on the stacks, behind the entries it moves to the tail.
             lru.drainAppendStacks();
-            long budget = Math.min(nrToScan, 2 * lru.length());
-            while (scanned < budget && fruitless < lru.length()) {
+            long limit = 2 * lru.length();
+            long budget = Math.min(nrToScan, limit);
+            boolean untilOneFreed = kind == ReclaimPassEvent.Kind.SYNCHRONOUS;
+            while ((scanned < budget || untilOneFreed && freed == 0 && scanned < limit)
+                    && fruitless < lru.length()) {
                 Entry entry = lru.pollOldest();
                 if (entry == null) {
                     break;
@@ -1264,8 +1313,8 @@ public final class MbCache implements DedupCache {
     @Override
     public CacheStats stats() {
         ensureOpen();
-        long hits = lookupHits.sum();
-        long misses = lookupMisses.sum();
+        long hits = statistics.sum(LOOKUP_HITS);
+        long misses = statistics.sum(LOOKUP_MISSES);
         long creates = 0;
         long deletes = 0;
         for (int bucket = 0; bucket < buckets.count(); bucket++) {
@@ -1279,9 +1328,9 @@ public final class MbCache implements DedupCache {
         }
         lru.lock.lock();
         try {
-            return new CacheStats(creates, duplicatesRefused.sum(), hits, misses, deletes,
+            return new CacheStats(creates, statistics.sum(DUPLICATES_REFUSED), hits, misses, deletes,
                     entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
-                    requestedReclaimPasses, chainCapReclaims.sum());
+                    requestedReclaimPasses, statistics.sum(CHAIN_CAP_RECLAIMS));
         } finally {
             lru.lock.unlock();
         }
@@ -1291,13 +1340,19 @@ public final class MbCache implements DedupCache {
      * {@inheritDoc}
      *
      * <p>Kernel {@code mb_cache_destroy}, plus leaving the memory-pressure registry. Entries callers
-     * still hold are dropped too; releasing them afterwards is an {@link IllegalStateException}.
+     * still hold are dropped too; releasing them afterwards is an {@link IllegalStateException}. The
+     * cache counts as closed from the first call on; a close that threw part-way (an
+     * {@link OutOfMemoryError} waking the waiters) is finished by the next call, and a close racing
+     * another returns only once the teardown has run.
      */
     @Override
     public void close() {
-        if (!CLOSED.compareAndSet(this, false, true)) {
+        closed = true;
+        if (tornDown) {
             return;
         }
+        // Every step below may be done twice (a second close() racing this one, or retrying after
+        // a Throwable here): each is idempotent, and tornDown is set only when all have run.
         MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
         lru.lock.lock();
         try {
@@ -1315,6 +1370,7 @@ public final class MbCache implements DedupCache {
             lru.lock.unlock();
         }
         unusedWaiters.wakeAll();
+        tornDown = true;
     }
 
     /**

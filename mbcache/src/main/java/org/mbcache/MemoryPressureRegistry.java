@@ -92,7 +92,9 @@ final class MemoryPressureRegistry {
 
     /**
      * The pressure handler: asks every registered cache to shrink, inside a {@link MemoryPressureEvent}
-     * when a recording enables it. Runs on the JVM's notification thread.
+     * when a recording enables it. Runs on the JVM's notification thread. A cache whose pass throws
+     * does not spare the caches after it: every cache is asked, then the first failure is rethrown
+     * (later ones suppressed in it).
      *
      * @param signal the JVM's notification, or {@code null} when called directly
      */
@@ -100,14 +102,29 @@ final class MemoryPressureRegistry {
         MemoryPressureEvent event = MemoryPressureEvent.beginIfEnabled();
         expungeCollected();
         int asked = 0;
+        Throwable firstFailure = null;
         for (Registration registration : registrations) {
             MbCache cache = registration.get();
             if (cache != null) {
-                cache.onMemoryPressure();
                 asked++;
+                try {
+                    cache.onMemoryPressure();
+                } catch (RuntimeException | Error failure) { // one cache's failure must not spare the others
+                    if (firstFailure == null) {
+                        firstFailure = failure;
+                    } else {
+                        firstFailure.addSuppressed(failure);
+                    }
+                }
             }
         }
         MemoryPressureEvent.commitIfEnabled(event, signal, asked);
+        if (firstFailure instanceof Error) {
+            throw (Error) firstFailure;
+        }
+        if (firstFailure != null) {
+            throw (RuntimeException) firstFailure;
+        }
     }
 
     private void expungeCollected() {

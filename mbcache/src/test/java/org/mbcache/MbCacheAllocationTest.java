@@ -3,8 +3,6 @@ package org.mbcache;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.management.ManagementFactory;
-import java.lang.reflect.Method;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,21 +14,6 @@ class MbCacheAllocationTest {
 
     private static final int CALLS = 20_000;
 
-    /**
-     * HotSpot's {@code com.sun.management.ThreadMXBean#getThreadAllocatedBytes(long)}, called
-     * reflectively: the module {@code org.mbcache} (which these tests are compiled into) does not read
-     * {@code jdk.management}, and core reflection needs no readability.
-     */
-    private static long allocatedBytes(Thread thread) {
-        try {
-            Method method = Class.forName("com.sun.management.ThreadMXBean")
-                    .getMethod("getThreadAllocatedBytes", long.class);
-            return (long) method.invoke(ManagementFactory.getThreadMXBean(), thread.getId());
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError("this JVM cannot count allocated bytes", e);
-        }
-    }
-
     private static long bytesAllocatedByDuplicateCreates(CreateStrategy strategy) {
         try (MbCache cache = MbCache.builder().bucketBits(4).createStrategy(strategy).build()) {
             for (int i = 0; i < 64; i++) {
@@ -39,13 +22,13 @@ class MbCacheAllocationTest {
             for (int i = 0; i < CALLS; i++) { // warm up, so the measured loop runs compiled code
                 assertFalse(cache.create(i & 63, i & 63, true));
             }
-            long before = allocatedBytes(Thread.currentThread());
+            long before = AllocatedBytes.byCurrentThread();
             for (int i = 0; i < CALLS; i++) {
                 if (cache.create(i & 63, i & 63, true)) {
                     throw new AssertionError("duplicate accepted");
                 }
             }
-            return allocatedBytes(Thread.currentThread()) - before;
+            return AllocatedBytes.byCurrentThread() - before;
         }
     }
 

@@ -221,6 +221,25 @@ class MbCacheFloodTest {
     }
 
     @Test
+    void anUnboundedCacheGetsTheLargestDefaultCapWhateverItsBuckets() {
+        long largest = 2L * (Integer.MAX_VALUE / 4) + 16;
+        for (int bits = 0; bits <= 30; bits++) {
+            assertEquals(largest, MbCache.defaultChainCap(Long.MAX_VALUE, bits), "bucketBits " + bits);
+        }
+    }
+
+    @Test
+    void anUnboundedCacheNeverReclaimsAnHonestEntryForTheChainCap() {
+        try (MbCache cache = MbCache.builder().bucketBits(4).maxEntries(Long.MAX_VALUE).build()) {
+            for (int i = 0; i < 1_000; i++) {
+                assertTrue(cache.create(i, i, true));
+            }
+            assertEquals(0, cache.stats().chainCapReclaims());
+            assertEquals(1_000, cache.size());
+        }
+    }
+
+    @Test
     void aHeldEntryOfAnotherKeySurvivesAFloodOfItsBucket() {
         try (MbCache cache = cache(CAP)) {
             int victim = 1;

@@ -196,6 +196,25 @@ class MbCacheReclaimTest {
     }
 
     @Test
+    void sizeSeenFromOneThreadNeverExceedsTwiceMaxEntriesWhenEveryEntryIsReferenced() {
+        long max = 1024;
+        try (MbCache cache = cache(6, max)) {
+            for (int i = 0; i < 2 * max - 1; i++) {
+                assertTrue(cache.create(i, i, true));
+            }
+            for (int i = 0; i < 2 * max - 1; i++) { // ext4's share path: find, touch, release
+                CacheEntry entry = cache.get(i, i);
+                cache.touch(entry);
+                cache.release(entry);
+            }
+            for (int i = 0; i < 2_000; i++) {
+                cache.create(100_000 + i, i, true);
+                assertTrue(cache.size() <= 2 * max, "size " + cache.size() + " after " + (i + 1) + " creates");
+            }
+        }
+    }
+
+    @Test
     void statsCountEntriesReclaimedAndPassesByKind() {
         try (MbCache cache = cache(4, 1000)) {
             for (int i = 0; i < 5; i++) {
