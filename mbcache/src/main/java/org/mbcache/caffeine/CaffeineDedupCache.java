@@ -171,12 +171,60 @@ public final class CaffeineDedupCache implements DedupCache {
 
     /** Entries in the cache: incremented before an entry is visible, decremented when it leaves. */
     private final AtomicLong entryCount = new AtomicLong();
-    private volatile boolean closed;
     /**
-     * An invariant breach seen where it could not be thrown to a caller (Caffeine's eviction
-     * listener, whose exceptions Caffeine only logs): rethrown by every later call but close().
+     * Whether calls are served: {@link Lifecycle#OPEN}, {@link Lifecycle#CLOSED}, or broken by an
+     * invariant breach seen where it could not be thrown to a caller (Caffeine's eviction listener,
+     * whose exceptions Caffeine only logs), which every later call but close() rethrows. One field
+     * for all three, so that {@link #ensureOpen}, on the path of every call, is one volatile read
+     * and one comparison with a constant.
+     *
+     * <p>Transitions: OPEN to broken by a CAS (the first breach is kept), and OPEN or broken to
+     * CLOSED by a getAndSet (the close() that saw another state is the one that cleans up). CLOSED
+     * is final: a breach recorded after close() is not kept, so a closed cache always answers with
+     * the contract's IllegalStateException.
+     *
+     * <p>Memory order: every access is volatile (sequentially consistent), and two readers need it,
+     * since they are halves of Dekker handshakes, which need the store-load order that acquire and
+     * release alone do not give. A create inserts into the map and then reads the lifecycle, while
+     * close() writes it and then empties the map: either the create sees CLOSED and removes its
+     * pair, or close() finds the pair. awaitUnused's condition reads it after the wait queue's
+     * waiter count went up, while close() writes it before wakeAll() (see HashedWaitQueues).
+     * ensureOpen alone would do with an acquire read (a close() or breach that happens-before the
+     * call is seen either way), but it gains nothing from one: a volatile read is a plain load on
+     * x86, and on AArch64 an LDAR where LDAPR would be the acquire. What ensureOpen saves is the
+     * second field: one load and one branch instead of two.
      */
-    private volatile AssertionError invariantBreach;
+    private volatile Lifecycle lifecycle = Lifecycle.OPEN;
+
+    private static final VarHandle LIFECYCLE;
+
+    static {
+        try {
+            LIFECYCLE = MethodHandles.lookup().findVarHandle(CaffeineDedupCache.class, "lifecycle", Lifecycle.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * Whether a cache serves calls, as one immutable object, so that one volatile field holds the
+     * whole state: open, closed, or broken with the breach that every later call rethrows.
+     */
+    private static final class Lifecycle {
+        static final Lifecycle OPEN = new Lifecycle(null);
+        static final Lifecycle CLOSED = new Lifecycle(null);
+
+        /** Why the cache is broken; {@code null} for {@link #OPEN} and {@link #CLOSED}. */
+        final AssertionError breach;
+
+        private Lifecycle(AssertionError breach) {
+            this.breach = breach;
+        }
+
+        static Lifecycle brokenBy(AssertionError breach) {
+            return new Lifecycle(breach);
+        }
+    }
 
     private final LongAdder creates = new LongAdder();
     private final LongAdder duplicatesRefused = new LongAdder();
@@ -194,7 +242,7 @@ public final class CaffeineDedupCache implements DedupCache {
         this.chainCap = chainCap;
         this.synchronousReclaimThreshold = Saturating.twice(maxEntries);
         Executor maintenance = task -> {
-            if (closed) {
+            if (isClosed()) {
                 return; // close() stops background reclaim
             }
             try {
@@ -739,7 +787,7 @@ public final class CaffeineDedupCache implements DedupCache {
      * by its entry count (unless another entry still pins it), so its eviction can take it.
      */
     private void unpinIfUnheld(Entry entry) {
-        if (entry.isPinned() && entry.count() == 1 && !closed) {
+        if (entry.isPinned() && entry.count() == 1 && !isClosed()) {
             groupMap.computeIfPresent(entry.boxedKey, UNPIN_UNHELD);
         }
     }
@@ -794,7 +842,7 @@ public final class CaffeineDedupCache implements DedupCache {
                 return false;
             }
         }
-        if (closed) { // close() ran meanwhile: its invalidateAll may have missed this insert
+        if (isClosed()) { // close() ran meanwhile: its invalidateAll may have missed this insert
             groupMap.remove(boxedKey);
             ensureOpen();
         }
@@ -1123,7 +1171,7 @@ public final class CaffeineDedupCache implements DedupCache {
         if (entry.count() <= 2) {
             return true;
         }
-        boolean done = unusedWaiters.await(entry, () -> closed || entry.count() <= 2, nanos);
+        boolean done = unusedWaiters.await(entry, () -> isClosed() || entry.count() <= 2, nanos);
         ensureOpen(); // closed during the wait: the contract's IllegalStateException
         return done;
     }
@@ -1319,9 +1367,9 @@ public final class CaffeineDedupCache implements DedupCache {
         entriesReclaimed.add(retired);
         if (breached != null) {
             AssertionError breach = new AssertionError("Caffeine evicted an entry somebody holds: " + breached);
-            if (invariantBreach == null) {
-                invariantBreach = breach; // a volatile write: every later ensureOpen sees it
-            }
+            // Kept only by an open cache (the first breach wins; a closed one stays closed). The
+            // volatile CAS publishes it: every later ensureOpen sees it.
+            LIFECYCLE.compareAndSet(this, Lifecycle.OPEN, Lifecycle.brokenBy(breach));
             throw breach;
         }
     }
@@ -1359,31 +1407,39 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     @Override
     public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
+        if (LIFECYCLE.getAndSet(this, Lifecycle.CLOSED) == Lifecycle.CLOSED) {
+            return; // closed already, or being closed by another call
         }
         unpins.clear();
         groups.invalidateAll();
         groups.cleanUp();
         entryCount.set(0);
-        unusedWaiters.wakeAll(); // after the volatile write of closed: every waiter re-checks it
+        unusedWaiters.wakeAll(); // after the volatile write of CLOSED: every waiter re-checks it
     }
 
     /**
-     * Throws the contract's exception after {@link #close()}, or the recorded invariant breach:
-     * two volatile reads, plain loads on x86.
+     * Throws the contract's exception after {@link #close()}, or the recorded invariant breach: one
+     * volatile read (see {@link #lifecycle} for why volatile) and one comparison; the exceptions are
+     * built off this path, in {@link #refuse}, so that this stays small enough to inline.
      */
     private void ensureOpen() {
-        if (closed) {
+        Lifecycle now = lifecycle;
+        if (now != Lifecycle.OPEN) {
+            refuse(now);
+        }
+    }
+
+    /** Throws what a call gets from a cache that is not open (closed, or broken by a breach). */
+    private static void refuse(Lifecycle now) {
+        if (now == Lifecycle.CLOSED) {
             throw new IllegalStateException("cache is closed");
         }
-        AssertionError breach = invariantBreach;
-        if (breach != null) {
-            throw new AssertionError("cache invariant broken earlier: " + breach.getMessage(), breach);
-        }
+        throw new AssertionError("cache invariant broken earlier: " + now.breach.getMessage(), now.breach);
+    }
+
+    /** Whether {@link #close()} has begun: one volatile read. */
+    private boolean isClosed() {
+        return lifecycle == Lifecycle.CLOSED;
     }
 
     /** The argument as an entry of this cache, or the contract's exception. */
@@ -1399,6 +1455,6 @@ public final class CaffeineDedupCache implements DedupCache {
     @Override
     public String toString() {
         return "CaffeineDedupCache[maxEntries=" + maxEntries + ", size=" + entryCount.get()
-                + (closed ? ", closed" : "") + "]";
+                + (isClosed() ? ", closed" : "") + "]";
     }
 }

@@ -434,6 +434,38 @@ class CaffeineDedupCacheTest {
         assertThrows(IllegalStateException.class, cache::size);
     }
 
+    /** What Caffeine's eviction listener would be called with should it evict this held entry. */
+    private static void breachWith(CaffeineDedupCache cache, CacheEntry held) {
+        CaffeineDedupCache.Entry[] group = {(CaffeineDedupCache.Entry) held};
+        assertThrows(AssertionError.class, () -> cache.onEvicted(held.key(), group, RemovalCause.SIZE));
+    }
+
+    @Test
+    void everyLaterCallRethrowsTheFirstBreachNotALaterOne() {
+        CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build();
+        cache.create(KEY, 1, true);
+        cache.create(KEY + 1, 2, true);
+        CacheEntry first = cache.get(KEY, 1);
+        CacheEntry second = cache.get(KEY + 1, 2);
+        breachWith(cache, first);
+        breachWith(cache, second);
+        AssertionError rethrown = assertThrows(AssertionError.class, cache::size);
+        assertTrue(rethrown.getMessage().contains("value=1"), "not the first breach: " + rethrown.getMessage());
+        assertTrue(rethrown.getMessage().startsWith("cache invariant broken earlier: "), rethrown.getMessage());
+        cache.close();
+    }
+
+    @Test
+    void aBreachSeenAfterCloseLeavesTheCacheClosed() {
+        CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build();
+        cache.create(KEY, 1, true);
+        CacheEntry held = cache.get(KEY, 1);
+        cache.close();
+        breachWith(cache, held);
+        IllegalStateException closed = assertThrows(IllegalStateException.class, cache::size);
+        assertEquals("cache is closed", closed.getMessage());
+    }
+
     @Test
     void aMaxEntriesNearLongMaxValueNeverReclaims() {
         try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(Long.MAX_VALUE - 1).executor(Runnable::run).build()) {
