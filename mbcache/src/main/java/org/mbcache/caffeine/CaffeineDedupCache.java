@@ -241,16 +241,9 @@ public final class CaffeineDedupCache implements DedupCache {
         this.maxEntries = maxEntries;
         this.chainCap = chainCap;
         this.synchronousReclaimThreshold = Saturating.twice(maxEntries);
-        Executor maintenance = task -> {
-            if (isClosed()) {
-                return; // close() stops background reclaim
-            }
-            try {
-                executor.execute(() -> runMaintenance(task));
-            } catch (Throwable refused) { // anything, as Caffeine does: the work runs here instead
-                runMaintenance(task);
-            }
-        };
+        // One executor for all background work, Caffeine's and the unpin drains: close() stops it,
+        // and an executor that throws gets the work run on the calling thread (FallbackExecutor).
+        FallbackExecutor maintenance = new FallbackExecutor(executor, this::isClosed, this::countBackgroundPass);
         this.unpins = new UnpinStack(maxEntries, maxEntries / 16, entryCount::get, maintenance, this::unpinIfUnheld);
         this.groups = Caffeine.newBuilder()
                 .maximumWeight(maxEntries)
@@ -1374,12 +1367,11 @@ public final class CaffeineDedupCache implements DedupCache {
         }
     }
 
-    /** Runs one Caffeine maintenance task on the executor, counting it as a background pass if due. */
-    private void runMaintenance(Runnable task) {
+    /** Run first by every background task: it counts as a background pass if the cache is at its bound. */
+    private void countBackgroundPass() {
         if (entryCount.get() >= maxEntries) {
             backgroundReclaimPasses.increment();
         }
-        task.run();
     }
 
     /** {@inheritDoc} */

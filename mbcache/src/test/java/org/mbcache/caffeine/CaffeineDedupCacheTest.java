@@ -8,9 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.github.benmanes.caffeine.cache.RemovalCause;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -432,6 +436,65 @@ class CaffeineDedupCacheTest {
         assertThrows(AssertionError.class, cache::stats);
         cache.close();
         assertThrows(IllegalStateException.class, cache::size);
+    }
+
+    @Test
+    void anExecutorThatDropsEveryTaskLeavesNoReleasedEntryPinnedAfterASynchronousPass() {
+        Executor dropping = task -> {};
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(dropping).build()) {
+            long passesSeen = 0;
+            for (int key = 0; key < 5000; key++) {
+                cache.create(key, key, true);
+                long passes = cache.stats().synchronousReclaimPasses();
+                if (passes > passesSeen) {
+                    // The pass unpinned every released entry and let Caffeine evict down to its
+                    // bound: an entry left pinned (lost by a drain or a takeover) would weigh 0
+                    // and stay above it.
+                    assertTrue(cache.size() <= 32, "size " + cache.size() + " after the pass of create " + key);
+                    passesSeen = passes;
+                }
+                CacheEntry entry = cache.findFirst(key);
+                if (entry != null) {
+                    cache.release(entry); // pinned, queued for a drain that the executor drops
+                }
+            }
+            assertTrue(passesSeen > 10, "too few synchronous passes to tell: " + passesSeen);
+        }
+    }
+
+    @Test
+    void anExecutorShutDownMidwayKeepsTheCacheBoundedAndItsHeldEntries() throws InterruptedException {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(pool).build()) {
+            List<CacheEntry> held = new ArrayList<>();
+            for (int key = -4; key < 0; key++) {
+                cache.create(key, key, true);
+                held.add(cache.get(key, key));
+            }
+            for (int key = 0; key < 3000; key++) {
+                if (key == 1500) {
+                    pool.shutdownNow(); // drops the queued tasks, and rejects every later one
+                }
+                cache.create(key, key, true);
+                CacheEntry entry = cache.findFirst(key);
+                if (entry != null) {
+                    cache.release(entry);
+                }
+                assertTrue(cache.size() <= 2 * 32 + held.size(), "size " + cache.size() + " after create " + key);
+            }
+            for (CacheEntry entry : held) {
+                assertSame(entry, cache.get(entry.key(), entry.value()), "a held entry was lost");
+                cache.release(entry);
+                cache.release(entry);
+            }
+            // Rejected work runs on this thread, so once the dropped tasks were recovered from,
+            // eviction and unpin drains kept up with every create.
+            assertTrue(cache.size() <= 32 + held.size() + 2, "eviction did not resume: size " + cache.size());
+            assertTrue(cache.unpinBacklog() <= 2 + held.size(), "unpin drains did not resume: backlog " + cache.unpinBacklog());
+        } finally {
+            pool.shutdownNow();
+            assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+        }
     }
 
     /** What Caffeine's eviction listener would be called with should it evict this held entry. */

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -42,7 +43,7 @@ class UnpinStackTest {
     }
 
     private static UnpinStack stack(long maxEntries, long size, Executor executor, Consumer<Entry> unpin) {
-        return new UnpinStack(maxEntries, BATCH, () -> size, executor, unpin);
+        return new UnpinStack(maxEntries, BATCH, () -> size, new FallbackExecutor(executor), unpin);
     }
 
     /** A live entry whose UNPIN_QUEUED flag is set, as a release leaves it before the push. */
@@ -164,6 +165,29 @@ class UnpinStackTest {
         failing[0] = null;
         stack.drainAllNow();
         assertSame(pushed.get(1), done.get(2));
+    }
+
+    @Test
+    void anUnpinFailureInADrainTheExecutorRefusedReachesThePusherAndTheNextDrainRetriesTheEntry() {
+        List<Entry> done = new ArrayList<>();
+        Entry[] failing = new Entry[1];
+        UnpinStack stack = stack(1, 10, task -> {
+            throw new RejectedExecutionException("full");
+        }, entry -> {
+            if (entry == failing[0]) {
+                failing[0] = null; // fails once
+                throw new OutOfMemoryError("in the compute");
+            }
+            done.add(entry);
+        });
+        List<Entry> pushed = push(stack, (int) BATCH - 1);
+        failing[0] = pushed.get(0); // the oldest: a drain that keeps half a batch unpins it
+        Entry last = queuedEntry();
+        assertThrows(OutOfMemoryError.class, () -> stack.push(last), "the pusher ran the drain");
+        assertFalse(done.contains(pushed.get(0)));
+        push(stack, (int) BATCH);
+        assertTrue(done.contains(pushed.get(0)), "the entry whose unpin failed was never retried");
+        assertEquals(1, done.stream().filter(entry -> entry == pushed.get(0)).count());
     }
 
     @Test
