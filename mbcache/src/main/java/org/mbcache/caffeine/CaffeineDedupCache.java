@@ -117,6 +117,29 @@ public final class CaffeineDedupCache implements DedupCache {
      * Caffeine from a maintenance task that its executor accepted and never ran: cleanUp resets
      * Caffeine's drain status.
      *
+     * Skipping the sibling walk. When callers hold about maxEntries entries, every create finds the
+     * cache at the threshold, and the walk of the coldest groups for siblings would run on every
+     * one, at O(2 * maxEntries), even when no key has a second value and there is nothing to free.
+     * The walk only frees siblings, so it can be skipped whenever no group has any, which the cache
+     * knows without looking: only an insert into an existing group can give a key a second value
+     * (chain cap, reclaim, deleteOrGet and Caffeine's eviction only shrink groups or remove them),
+     * and every such insert counts itself in siblingGroupsCreated once its compute has returned. A
+     * pass whose walk found no group with siblings confirms it by one scan of the whole map and
+     * records the count it read before the walk in noSiblingGroupsAsOf; while the count is still
+     * that, later passes skip the walk. Why the 2 * maxEntries + held bound survives: a group that
+     * had siblings when the count was read was published before (the count is bumped after the
+     * compute), so the scan, which starts after that read, sees it unless it lost them meanwhile;
+     * and a group that gets siblings later bumps the count, so the next pass walks again (the
+     * create that made it runs a pass of its own, which frees its own key's siblings first). The
+     * scan reads the map (ConcurrentHashMap's weakly consistent iteration sees every mapping present
+     * throughout it), not Caffeine's eviction order, which lags a concurrent create until its add
+     * task is drained. Cost: one scan per pass that walked in vain since the count last moved. At
+     * worst, when every pass follows a new sibling group that is gone by the time it walks, each
+     * pass scans as much as it walked, twice the work of a pass that could not skip. In the case
+     * that motivated the skip (callers holding maxEntries single-value keys): at most one walk and
+     * one scan, then none until a key gets a second value; none at all in a cache where no key ever
+     * had two (a new cache knows it has no siblings).
+     *
      * The chain cap. A create that inserts into a group with chainCap or more unheld entries first
      * frees the oldest unheld ones, inside the same compute. Victims are chosen before anything
      * irreversible happens: each is unpinned first (a CAS from (1, PINNED) to (1); a failure means a
@@ -171,6 +194,21 @@ public final class CaffeineDedupCache implements DedupCache {
 
     /** Entries in the cache: incremented before an entry is visible, decremented when it leaves. */
     private final AtomicLong entryCount = new AtomicLong();
+    /**
+     * Inserts that left their key with more than one value, each counted after its compute
+     * returned (so the group it made is in the map before the count says so): the only way a group
+     * gets siblings. Volatile increments and reads, so that a pass that reads the count and then
+     * scans the map sees every group counted before its read (see "Skipping the sibling walk").
+     */
+    private final AtomicLong siblingGroupsCreated = new AtomicLong();
+    /**
+     * A value of {@link #siblingGroupsCreated} at which a scan found no group with siblings: while
+     * the count still has this value, none has any, and the synchronous pass skips its walk.
+     * Starts at 0 with the count: an empty cache has none. Written by passes, each with a count it
+     * read before a scan that found none; when two race, either value is one that was true, and
+     * an older one only makes the next pass walk.
+     */
+    private volatile long noSiblingGroupsAsOf;
     /**
      * Whether calls are served: {@link Lifecycle#OPEN}, {@link Lifecycle#CLOSED}, or broken by an
      * invariant breach seen where it could not be thrown to a caller (Caffeine's eviction listener,
@@ -826,7 +864,13 @@ public final class CaffeineDedupCache implements DedupCache {
         Entry entry = new Entry(this, boxedKey, value, reusable);
         if (!(group == null && insertFirst(boxedKey, entry))) {
             Insert insert = new Insert(entry);
-            groupMap.compute(boxedKey, insert);
+            try {
+                groupMap.compute(boxedKey, insert);
+            } finally { // counted after the compute, even one Caffeine failed after the insert
+                if (insert.leftSiblings) {
+                    siblingGroupsCreated.incrementAndGet();
+                }
+            }
             if (insert.capReclaimed > 0) {
                 chainCapReclaims.add(insert.capReclaimed);
             }
@@ -868,11 +912,15 @@ public final class CaffeineDedupCache implements DedupCache {
         }
         Entry[] own = currentGroup(boxedKey);
         long freed = own != null && own.length > 1 ? freeUnheldSiblings(boxedKey, excess) : 0;
-        if (freed < excess) {
+        if (freed < excess && !knowsNoGroupHasSiblings()) {
+            long siblingGroupsBeforeTheWalk = siblingGroupsCreated.get();
             long budget = entryCount.get(); // the groups present now: a bounded walk
             long spareWanted = excess - freed;
             List<Policy.CacheEntry<Integer, Entry[]>> coldest =
                     eviction.coldest(stream -> takeSiblingGroups(stream.iterator(), budget, spareWanted));
+            if (coldest.isEmpty() && !anyGroupHasSiblings()) {
+                noSiblingGroupsAsOf = siblingGroupsBeforeTheWalk; // later passes skip the walk
+            }
             for (Policy.CacheEntry<Integer, Entry[]> snapshot : coldest) {
                 if (freed >= excess) {
                     break;
@@ -883,6 +931,24 @@ public final class CaffeineDedupCache implements DedupCache {
         if (freed > 0) {
             entriesReclaimed.add(freed);
         }
+    }
+
+    /**
+     * Whether no group can have siblings: no insert has given a key a second value since a scan
+     * found none. Then the synchronous pass has no sibling to free and skips its walk.
+     */
+    boolean knowsNoGroupHasSiblings() {
+        return siblingGroupsCreated.get() == noSiblingGroupsAsOf;
+    }
+
+    /** A scan of the whole map, without Caffeine's eviction lock: does some key have two values? */
+    private boolean anyGroupHasSiblings() {
+        for (Entry[] group : groupMap.values()) {
+            if (group.length > 1) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Frees up to {@code wanted} of the key's oldest unheld entries if one of its entries is held. */
@@ -946,6 +1012,8 @@ public final class CaffeineDedupCache implements DedupCache {
         private final Entry entry;
         boolean inserted;
         int capReclaimed;
+        /** Whether the group it returned has more than one entry (counted in siblingGroupsCreated). */
+        boolean leftSiblings;
 
         Insert(Entry entry) {
             this.entry = entry;
@@ -971,6 +1039,7 @@ public final class CaffeineDedupCache implements DedupCache {
             capReclaimed = group.length + 1 - result.length;
             entryCount.incrementAndGet();
             inserted = true;
+            leftSiblings = result.length > 1;
             return result;
         }
     }

@@ -1,6 +1,7 @@
 package org.mbcache.caffeine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -297,6 +298,75 @@ class CaffeineDedupCacheTest {
                 assertSame(held, cache.get(KEY, 0), "the held entry was reclaimed");
                 cache.release(held);
             }
+        }
+    }
+
+    /** Holds {@code keys} single-value keys from {@code first}, for a cache that has to keep them. */
+    private static List<CacheEntry> holdSingleValueKeys(CaffeineDedupCache cache, int first, int keys) {
+        List<CacheEntry> held = new ArrayList<>();
+        for (int key = first; key < first + keys; key++) {
+            cache.create(key, 0, true);
+            held.add(cache.get(key, 0));
+        }
+        return held;
+    }
+
+    /** Creates single-value keys from {@code first} until a create has run a synchronous pass. */
+    private static void createUntilASynchronousPass(CaffeineDedupCache cache, int first) {
+        long passes = cache.stats().synchronousReclaimPasses();
+        for (int key = first; cache.stats().synchronousReclaimPasses() == passes; key++) {
+            cache.create(key, 0, true);
+        }
+    }
+
+    @Test
+    void aPassThatFindsNoKeyWithTwoValuesLetsLaterPassesSkipTheSiblingWalkUntilOneHasTwo() {
+        try (CaffeineDedupCache cache = smallUncapped()) {
+            cache.create(KEY, 0, true);
+            cache.create(KEY, 1, true);
+            assertNull(cache.deleteOrGet(KEY, 1));
+            assertFalse(cache.knowsNoGroupHasSiblings(), "no pass has looked since KEY had two values");
+            List<CacheEntry> held = holdSingleValueKeys(cache, 1000, 16); // the cache stays at 2 * 16
+            createUntilASynchronousPass(cache, 2000);
+            assertTrue(cache.knowsNoGroupHasSiblings(), "the pass walked and found no key with two values");
+            createUntilASynchronousPass(cache, 3000);
+            assertTrue(cache.knowsNoGroupHasSiblings());
+            held.forEach(cache::release);
+            cache.shrink(Long.MAX_VALUE); // below the threshold: no pass will look again
+            cache.create(1000, 0, true);
+            cache.create(1000, 1, true);
+            assertFalse(cache.knowsNoGroupHasSiblings(), "a key got a second value");
+        }
+    }
+
+    /**
+     * The synchronous pass skips its walk for siblings while it knows no key has two values; this
+     * fails if a key can get a second value without the pass learning of it: the 24 unheld values
+     * of the held keys, out of Caffeine's reach, would stay, and the size reach 16 + 4 + 24.
+     */
+    @Test
+    void theUnheldValuesOfHeldKeysStayWithinTheBoundAfterAPassFoundNoKeyWithTwoValues() {
+        try (CaffeineDedupCache cache = smallUncapped()) {
+            cache.create(KEY, 0, true);
+            cache.create(KEY, 1, true);
+            assertNull(cache.deleteOrGet(KEY, 1));
+            List<CacheEntry> held = holdSingleValueKeys(cache, 1000, 16);
+            createUntilASynchronousPass(cache, 2000);
+            assertTrue(cache.knowsNoGroupHasSiblings(), "precondition: the walk is skipped from here");
+            held.subList(4, 16).forEach(cache::release);
+            held = held.subList(0, 4);
+            cache.shrink(Long.MAX_VALUE); // leaves the 4 held entries: room for their siblings
+            for (CacheEntry entry : held) {
+                for (long value = 1; value <= 6; value++) {
+                    cache.create(entry.key(), value, true);
+                }
+            }
+            assertEquals(4 + 4 * 6, cache.size());
+            for (int key = 3000; key < 4000; key++) {
+                cache.create(key, 0, true);
+                assertTrue(cache.size() <= 2 * 16 + held.size(), "size " + cache.size() + " after create " + key);
+            }
+            held.forEach(cache::release);
         }
     }
 
