@@ -117,6 +117,29 @@ public final class CaffeineDedupCache implements DedupCache {
      * Caffeine from a maintenance task that its executor accepted and never ran: cleanUp resets
      * Caffeine's drain status.
      *
+     * Skipping the sibling walk. When callers hold about maxEntries entries, every create finds the
+     * cache at the threshold, and the walk of the coldest groups for siblings would run on every
+     * one, at O(2 * maxEntries), even when no key has a second value and there is nothing to free.
+     * The walk only frees siblings, so it can be skipped whenever no group has any, which the cache
+     * knows without looking: only an insert into an existing group can give a key a second value
+     * (chain cap, reclaim, deleteOrGet and Caffeine's eviction only shrink groups or remove them),
+     * and every such insert counts itself in siblingGroupsCreated once its compute has returned. A
+     * pass whose walk found no group with siblings confirms it by one scan of the whole map and
+     * records the count it read before the walk in noSiblingGroupsAsOf; while the count is still
+     * that, later passes skip the walk. Why the 2 * maxEntries + held bound survives: a group that
+     * had siblings when the count was read was published before (the count is bumped after the
+     * compute), so the scan, which starts after that read, sees it unless it lost them meanwhile;
+     * and a group that gets siblings later bumps the count, so the next pass walks again (the
+     * create that made it runs a pass of its own, which frees its own key's siblings first). The
+     * scan reads the map (ConcurrentHashMap's weakly consistent iteration sees every mapping present
+     * throughout it), not Caffeine's eviction order, which lags a concurrent create until its add
+     * task is drained. Cost: one scan per pass that walked in vain since the count last moved. At
+     * worst, when every pass follows a new sibling group that is gone by the time it walks, each
+     * pass scans as much as it walked, twice the work of a pass that could not skip. In the case
+     * that motivated the skip (callers holding maxEntries single-value keys): at most one walk and
+     * one scan, then none until a key gets a second value; none at all in a cache where no key ever
+     * had two (a new cache knows it has no siblings).
+     *
      * The chain cap. A create that inserts into a group with chainCap or more unheld entries first
      * frees the oldest unheld ones, inside the same compute. Victims are chosen before anything
      * irreversible happens: each is unpinned first (a CAS from (1, PINNED) to (1); a failure means a
@@ -171,12 +194,75 @@ public final class CaffeineDedupCache implements DedupCache {
 
     /** Entries in the cache: incremented before an entry is visible, decremented when it leaves. */
     private final AtomicLong entryCount = new AtomicLong();
-    private volatile boolean closed;
     /**
-     * An invariant breach seen where it could not be thrown to a caller (Caffeine's eviction
-     * listener, whose exceptions Caffeine only logs): rethrown by every later call but close().
+     * Inserts that left their key with more than one value, each counted after its compute
+     * returned (so the group it made is in the map before the count says so): the only way a group
+     * gets siblings. Volatile increments and reads, so that a pass that reads the count and then
+     * scans the map sees every group counted before its read (see "Skipping the sibling walk").
      */
-    private volatile AssertionError invariantBreach;
+    private final AtomicLong siblingGroupsCreated = new AtomicLong();
+    /**
+     * A value of {@link #siblingGroupsCreated} at which a scan found no group with siblings: while
+     * the count still has this value, none has any, and the synchronous pass skips its walk.
+     * Starts at 0 with the count: an empty cache has none. Written by passes, each with a count it
+     * read before a scan that found none; when two race, either value is one that was true, and
+     * an older one only makes the next pass walk.
+     */
+    private volatile long noSiblingGroupsAsOf;
+    /**
+     * Whether calls are served: {@link Lifecycle#OPEN}, {@link Lifecycle#CLOSED}, or broken by an
+     * invariant breach seen where it could not be thrown to a caller (Caffeine's eviction listener,
+     * whose exceptions Caffeine only logs), which every later call but close() rethrows. One field
+     * for all three, so that {@link #ensureOpen}, on the path of every call, is one volatile read
+     * and one comparison with a constant.
+     *
+     * <p>Transitions: OPEN to broken by a CAS (the first breach is kept), and OPEN or broken to
+     * CLOSED by a getAndSet (the close() that saw another state is the one that cleans up). CLOSED
+     * is final: a breach recorded after close() is not kept, so a closed cache always answers with
+     * the contract's IllegalStateException.
+     *
+     * <p>Memory order: every access is volatile (sequentially consistent), and two readers need it,
+     * since they are halves of Dekker handshakes, which need the store-load order that acquire and
+     * release alone do not give. A create inserts into the map and then reads the lifecycle, while
+     * close() writes it and then empties the map: either the create sees CLOSED and removes its
+     * pair, or close() finds the pair. awaitUnused's condition reads it after the wait queue's
+     * waiter count went up, while close() writes it before wakeAll() (see HashedWaitQueues).
+     * ensureOpen alone would do with an acquire read (a close() or breach that happens-before the
+     * call is seen either way), but it gains nothing from one: a volatile read is a plain load on
+     * x86, and on AArch64 an LDAR where LDAPR would be the acquire. What ensureOpen saves is the
+     * second field: one load and one branch instead of two.
+     */
+    private volatile Lifecycle lifecycle = Lifecycle.OPEN;
+
+    private static final VarHandle LIFECYCLE;
+
+    static {
+        try {
+            LIFECYCLE = MethodHandles.lookup().findVarHandle(CaffeineDedupCache.class, "lifecycle", Lifecycle.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * Whether a cache serves calls, as one immutable object, so that one volatile field holds the
+     * whole state: open, closed, or broken with the breach that every later call rethrows.
+     */
+    private static final class Lifecycle {
+        static final Lifecycle OPEN = new Lifecycle(null);
+        static final Lifecycle CLOSED = new Lifecycle(null);
+
+        /** Why the cache is broken; {@code null} for {@link #OPEN} and {@link #CLOSED}. */
+        final AssertionError breach;
+
+        private Lifecycle(AssertionError breach) {
+            this.breach = breach;
+        }
+
+        static Lifecycle brokenBy(AssertionError breach) {
+            return new Lifecycle(breach);
+        }
+    }
 
     private final LongAdder creates = new LongAdder();
     private final LongAdder duplicatesRefused = new LongAdder();
@@ -193,16 +279,9 @@ public final class CaffeineDedupCache implements DedupCache {
         this.maxEntries = maxEntries;
         this.chainCap = chainCap;
         this.synchronousReclaimThreshold = Saturating.twice(maxEntries);
-        Executor maintenance = task -> {
-            if (closed) {
-                return; // close() stops background reclaim
-            }
-            try {
-                executor.execute(() -> runMaintenance(task));
-            } catch (Throwable refused) { // anything, as Caffeine does: the work runs here instead
-                runMaintenance(task);
-            }
-        };
+        // One executor for all background work, Caffeine's and the unpin drains: close() stops it,
+        // and an executor that throws gets the work run on the calling thread (FallbackExecutor).
+        FallbackExecutor maintenance = new FallbackExecutor(executor, this::isClosed, this::countBackgroundPass);
         this.unpins = new UnpinStack(maxEntries, maxEntries / 16, entryCount::get, maintenance, this::unpinIfUnheld);
         this.groups = Caffeine.newBuilder()
                 .maximumWeight(maxEntries)
@@ -739,7 +818,7 @@ public final class CaffeineDedupCache implements DedupCache {
      * by its entry count (unless another entry still pins it), so its eviction can take it.
      */
     private void unpinIfUnheld(Entry entry) {
-        if (entry.isPinned() && entry.count() == 1 && !closed) {
+        if (entry.isPinned() && entry.count() == 1 && !isClosed()) {
             groupMap.computeIfPresent(entry.boxedKey, UNPIN_UNHELD);
         }
     }
@@ -785,7 +864,13 @@ public final class CaffeineDedupCache implements DedupCache {
         Entry entry = new Entry(this, boxedKey, value, reusable);
         if (!(group == null && insertFirst(boxedKey, entry))) {
             Insert insert = new Insert(entry);
-            groupMap.compute(boxedKey, insert);
+            try {
+                groupMap.compute(boxedKey, insert);
+            } finally { // counted after the compute, even one Caffeine failed after the insert
+                if (insert.leftSiblings) {
+                    siblingGroupsCreated.incrementAndGet();
+                }
+            }
             if (insert.capReclaimed > 0) {
                 chainCapReclaims.add(insert.capReclaimed);
             }
@@ -794,7 +879,7 @@ public final class CaffeineDedupCache implements DedupCache {
                 return false;
             }
         }
-        if (closed) { // close() ran meanwhile: its invalidateAll may have missed this insert
+        if (isClosed()) { // close() ran meanwhile: its invalidateAll may have missed this insert
             groupMap.remove(boxedKey);
             ensureOpen();
         }
@@ -827,11 +912,15 @@ public final class CaffeineDedupCache implements DedupCache {
         }
         Entry[] own = currentGroup(boxedKey);
         long freed = own != null && own.length > 1 ? freeUnheldSiblings(boxedKey, excess) : 0;
-        if (freed < excess) {
+        if (freed < excess && !knowsNoGroupHasSiblings()) {
+            long siblingGroupsBeforeTheWalk = siblingGroupsCreated.get();
             long budget = entryCount.get(); // the groups present now: a bounded walk
             long spareWanted = excess - freed;
             List<Policy.CacheEntry<Integer, Entry[]>> coldest =
                     eviction.coldest(stream -> takeSiblingGroups(stream.iterator(), budget, spareWanted));
+            if (coldest.isEmpty() && !anyGroupHasSiblings()) {
+                noSiblingGroupsAsOf = siblingGroupsBeforeTheWalk; // later passes skip the walk
+            }
             for (Policy.CacheEntry<Integer, Entry[]> snapshot : coldest) {
                 if (freed >= excess) {
                     break;
@@ -842,6 +931,24 @@ public final class CaffeineDedupCache implements DedupCache {
         if (freed > 0) {
             entriesReclaimed.add(freed);
         }
+    }
+
+    /**
+     * Whether no group can have siblings: no insert has given a key a second value since a scan
+     * found none. Then the synchronous pass has no sibling to free and skips its walk.
+     */
+    boolean knowsNoGroupHasSiblings() {
+        return siblingGroupsCreated.get() == noSiblingGroupsAsOf;
+    }
+
+    /** A scan of the whole map, without Caffeine's eviction lock: does some key have two values? */
+    private boolean anyGroupHasSiblings() {
+        for (Entry[] group : groupMap.values()) {
+            if (group.length > 1) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Frees up to {@code wanted} of the key's oldest unheld entries if one of its entries is held. */
@@ -905,6 +1012,8 @@ public final class CaffeineDedupCache implements DedupCache {
         private final Entry entry;
         boolean inserted;
         int capReclaimed;
+        /** Whether the group it returned has more than one entry (counted in siblingGroupsCreated). */
+        boolean leftSiblings;
 
         Insert(Entry entry) {
             this.entry = entry;
@@ -930,6 +1039,7 @@ public final class CaffeineDedupCache implements DedupCache {
             capReclaimed = group.length + 1 - result.length;
             entryCount.incrementAndGet();
             inserted = true;
+            leftSiblings = result.length > 1;
             return result;
         }
     }
@@ -1123,7 +1233,7 @@ public final class CaffeineDedupCache implements DedupCache {
         if (entry.count() <= 2) {
             return true;
         }
-        boolean done = unusedWaiters.await(entry, () -> closed || entry.count() <= 2, nanos);
+        boolean done = unusedWaiters.await(entry, () -> isClosed() || entry.count() <= 2, nanos);
         ensureOpen(); // closed during the wait: the contract's IllegalStateException
         return done;
     }
@@ -1319,19 +1429,18 @@ public final class CaffeineDedupCache implements DedupCache {
         entriesReclaimed.add(retired);
         if (breached != null) {
             AssertionError breach = new AssertionError("Caffeine evicted an entry somebody holds: " + breached);
-            if (invariantBreach == null) {
-                invariantBreach = breach; // a volatile write: every later ensureOpen sees it
-            }
+            // Kept only by an open cache (the first breach wins; a closed one stays closed). The
+            // volatile CAS publishes it: every later ensureOpen sees it.
+            LIFECYCLE.compareAndSet(this, Lifecycle.OPEN, Lifecycle.brokenBy(breach));
             throw breach;
         }
     }
 
-    /** Runs one Caffeine maintenance task on the executor, counting it as a background pass if due. */
-    private void runMaintenance(Runnable task) {
+    /** Run first by every background task: it counts as a background pass if the cache is at its bound. */
+    private void countBackgroundPass() {
         if (entryCount.get() >= maxEntries) {
             backgroundReclaimPasses.increment();
         }
-        task.run();
     }
 
     /** {@inheritDoc} */
@@ -1359,31 +1468,39 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     @Override
     public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
+        if (LIFECYCLE.getAndSet(this, Lifecycle.CLOSED) == Lifecycle.CLOSED) {
+            return; // closed already, or being closed by another call
         }
         unpins.clear();
         groups.invalidateAll();
         groups.cleanUp();
         entryCount.set(0);
-        unusedWaiters.wakeAll(); // after the volatile write of closed: every waiter re-checks it
+        unusedWaiters.wakeAll(); // after the volatile write of CLOSED: every waiter re-checks it
     }
 
     /**
-     * Throws the contract's exception after {@link #close()}, or the recorded invariant breach:
-     * two volatile reads, plain loads on x86.
+     * Throws the contract's exception after {@link #close()}, or the recorded invariant breach: one
+     * volatile read (see {@link #lifecycle} for why volatile) and one comparison; the exceptions are
+     * built off this path, in {@link #refuse}, so that this stays small enough to inline.
      */
     private void ensureOpen() {
-        if (closed) {
+        Lifecycle now = lifecycle;
+        if (now != Lifecycle.OPEN) {
+            refuse(now);
+        }
+    }
+
+    /** Throws what a call gets from a cache that is not open (closed, or broken by a breach). */
+    private static void refuse(Lifecycle now) {
+        if (now == Lifecycle.CLOSED) {
             throw new IllegalStateException("cache is closed");
         }
-        AssertionError breach = invariantBreach;
-        if (breach != null) {
-            throw new AssertionError("cache invariant broken earlier: " + breach.getMessage(), breach);
-        }
+        throw new AssertionError("cache invariant broken earlier: " + now.breach.getMessage(), now.breach);
+    }
+
+    /** Whether {@link #close()} has begun: one volatile read. */
+    private boolean isClosed() {
+        return lifecycle == Lifecycle.CLOSED;
     }
 
     /** The argument as an entry of this cache, or the contract's exception. */
@@ -1399,6 +1516,6 @@ public final class CaffeineDedupCache implements DedupCache {
     @Override
     public String toString() {
         return "CaffeineDedupCache[maxEntries=" + maxEntries + ", size=" + entryCount.get()
-                + (closed ? ", closed" : "") + "]";
+                + (isClosed() ? ", closed" : "") + "]";
     }
 }

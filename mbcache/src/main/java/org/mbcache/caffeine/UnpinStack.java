@@ -2,7 +2,6 @@ package org.mbcache.caffeine;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -31,15 +30,17 @@ final class UnpinStack {
      * the head are then written and read by the drain thread only (drainLock orders successive
      * drains), hence plain accesses.
      *
-     * Scheduling: normally one drain at a time is pending with the executor (drainScheduled). An
-     * executor may throw from execute (anything: a RejectedExecutionException, an Error): then the
-     * drain runs on the calling thread, as Caffeine does with its own maintenance. An executor may
-     * also accept a task and never run it: a pusher that finds the backlog at four batches while a
-     * drain is pending and not running drains itself and clears the pending flag, so the next drain
-     * is handed to the executor again (a late run of the lost task then finds little to do, and its
-     * finally may clear the flag of the newer pending drain, so two can be queued at once: harmless,
-     * since drains run one after another under drainLock). Every path that sets the flag has one
-     * that clears it; none of them allocates.
+     * Scheduling: normally one drain at a time is pending with the executor (drainScheduled). The
+     * executor is the cache's FallbackExecutor, which decides what an executor that throws gets
+     * (the drain runs on the pushing thread, which clears the flag as any drain does). What it
+     * cannot see is an executor that accepts a task and never runs it; that recovery is this
+     * class's: a pusher that finds the backlog at four batches while a drain is pending and not
+     * running drains itself and clears the pending flag, so the next drain is handed to the
+     * executor again (a late run of the lost task then finds little to do, and its finally may
+     * clear the flag of the newer pending drain, so two can be queued at once: harmless, since
+     * drains run one after another under drainLock). The same takeover covers a hand-over that
+     * throws before the drain ran (a stopped executor, an OutOfMemoryError). Every path that sets
+     * the flag has one that clears it.
      */
 
     private static final VarHandle HEAD;
@@ -66,7 +67,8 @@ final class UnpinStack {
     /** Backlog at which a drain is handed to the executor. */
     private final long batch;
     private final LongSupplier size;
-    private final Executor executor;
+    /** Runs drains in the background, or on the pushing thread if the executor throws. */
+    private final FallbackExecutor executor;
     /** Unpins an entry just taken off the stack, if only the cache holds it. */
     private final Consumer<Entry> unpin;
 
@@ -77,11 +79,11 @@ final class UnpinStack {
      * @param maxEntries the cache's size bound: above it, unheld pinned entries should become evictable
      * @param batch the backlog at which a drain is due, at least 1
      * @param size the cache's current entry count
-     * @param executor where drains run in the background
+     * @param executor where drains run in the background (the cache's, shared with Caffeine)
      * @param unpin unpins an entry just unlinked from the stack (off the stack for good), if only the
      *     cache holds it; must not push onto this stack
      */
-    UnpinStack(long maxEntries, long batch, LongSupplier size, Executor executor, Consumer<Entry> unpin) {
+    UnpinStack(long maxEntries, long batch, LongSupplier size, FallbackExecutor executor, Consumer<Entry> unpin) {
         this.maxEntries = maxEntries;
         this.batch = Math.max(1, batch);
         this.size = size;
@@ -158,7 +160,9 @@ final class UnpinStack {
     }
 
     /**
-     * Hands one drain to the executor unless one is pending; runs it here if the executor throws.
+     * Hands one drain to the executor unless one is pending. If the executor throws, the
+     * {@link FallbackExecutor} runs the drain here, and what the drain throws (an unpin's
+     * {@code OutOfMemoryError}, after the walk) reaches the pusher, with the flag cleared.
      *
      * @return whether this call started one; {@code false} if one was pending already
      */
@@ -166,11 +170,7 @@ final class UnpinStack {
         if (!drainScheduled.compareAndSet(false, true)) {
             return false;
         }
-        try {
-            executor.execute(scheduledDrain);
-        } catch (Throwable refused) { // any Throwable, as Caffeine: the work is done here instead
-            runScheduledDrain();
-        }
+        executor.execute(scheduledDrain);
         return true;
     }
 

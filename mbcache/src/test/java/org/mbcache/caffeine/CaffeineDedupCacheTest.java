@@ -1,6 +1,7 @@
 package org.mbcache.caffeine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -8,9 +9,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.github.benmanes.caffeine.cache.RemovalCause;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -296,6 +301,75 @@ class CaffeineDedupCacheTest {
         }
     }
 
+    /** Holds {@code keys} single-value keys from {@code first}, for a cache that has to keep them. */
+    private static List<CacheEntry> holdSingleValueKeys(CaffeineDedupCache cache, int first, int keys) {
+        List<CacheEntry> held = new ArrayList<>();
+        for (int key = first; key < first + keys; key++) {
+            cache.create(key, 0, true);
+            held.add(cache.get(key, 0));
+        }
+        return held;
+    }
+
+    /** Creates single-value keys from {@code first} until a create has run a synchronous pass. */
+    private static void createUntilASynchronousPass(CaffeineDedupCache cache, int first) {
+        long passes = cache.stats().synchronousReclaimPasses();
+        for (int key = first; cache.stats().synchronousReclaimPasses() == passes; key++) {
+            cache.create(key, 0, true);
+        }
+    }
+
+    @Test
+    void aPassThatFindsNoKeyWithTwoValuesLetsLaterPassesSkipTheSiblingWalkUntilOneHasTwo() {
+        try (CaffeineDedupCache cache = smallUncapped()) {
+            cache.create(KEY, 0, true);
+            cache.create(KEY, 1, true);
+            assertNull(cache.deleteOrGet(KEY, 1));
+            assertFalse(cache.knowsNoGroupHasSiblings(), "no pass has looked since KEY had two values");
+            List<CacheEntry> held = holdSingleValueKeys(cache, 1000, 16); // the cache stays at 2 * 16
+            createUntilASynchronousPass(cache, 2000);
+            assertTrue(cache.knowsNoGroupHasSiblings(), "the pass walked and found no key with two values");
+            createUntilASynchronousPass(cache, 3000);
+            assertTrue(cache.knowsNoGroupHasSiblings());
+            held.forEach(cache::release);
+            cache.shrink(Long.MAX_VALUE); // below the threshold: no pass will look again
+            cache.create(1000, 0, true);
+            cache.create(1000, 1, true);
+            assertFalse(cache.knowsNoGroupHasSiblings(), "a key got a second value");
+        }
+    }
+
+    /**
+     * The synchronous pass skips its walk for siblings while it knows no key has two values; this
+     * fails if a key can get a second value without the pass learning of it: the 24 unheld values
+     * of the held keys, out of Caffeine's reach, would stay, and the size reach 16 + 4 + 24.
+     */
+    @Test
+    void theUnheldValuesOfHeldKeysStayWithinTheBoundAfterAPassFoundNoKeyWithTwoValues() {
+        try (CaffeineDedupCache cache = smallUncapped()) {
+            cache.create(KEY, 0, true);
+            cache.create(KEY, 1, true);
+            assertNull(cache.deleteOrGet(KEY, 1));
+            List<CacheEntry> held = holdSingleValueKeys(cache, 1000, 16);
+            createUntilASynchronousPass(cache, 2000);
+            assertTrue(cache.knowsNoGroupHasSiblings(), "precondition: the walk is skipped from here");
+            held.subList(4, 16).forEach(cache::release);
+            held = held.subList(0, 4);
+            cache.shrink(Long.MAX_VALUE); // leaves the 4 held entries: room for their siblings
+            for (CacheEntry entry : held) {
+                for (long value = 1; value <= 6; value++) {
+                    cache.create(entry.key(), value, true);
+                }
+            }
+            assertEquals(4 + 4 * 6, cache.size());
+            for (int key = 3000; key < 4000; key++) {
+                cache.create(key, 0, true);
+                assertTrue(cache.size() <= 2 * 16 + held.size(), "size " + cache.size() + " after create " + key);
+            }
+            held.forEach(cache::release);
+        }
+    }
+
     @Test
     void aOneKeyFloodLeavesAtMostChainCapUnheldValuesPlusTheHeldOnes() {
         try (CaffeineDedupCache cache = roomyCappedAt(8)) {
@@ -432,6 +506,97 @@ class CaffeineDedupCacheTest {
         assertThrows(AssertionError.class, cache::stats);
         cache.close();
         assertThrows(IllegalStateException.class, cache::size);
+    }
+
+    @Test
+    void anExecutorThatDropsEveryTaskLeavesNoReleasedEntryPinnedAfterASynchronousPass() {
+        Executor dropping = task -> {};
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(dropping).build()) {
+            long passesSeen = 0;
+            for (int key = 0; key < 5000; key++) {
+                cache.create(key, key, true);
+                long passes = cache.stats().synchronousReclaimPasses();
+                if (passes > passesSeen) {
+                    // The pass unpinned every released entry and let Caffeine evict down to its
+                    // bound: an entry left pinned (lost by a drain or a takeover) would weigh 0
+                    // and stay above it.
+                    assertTrue(cache.size() <= 32, "size " + cache.size() + " after the pass of create " + key);
+                    passesSeen = passes;
+                }
+                CacheEntry entry = cache.findFirst(key);
+                if (entry != null) {
+                    cache.release(entry); // pinned, queued for a drain that the executor drops
+                }
+            }
+            assertTrue(passesSeen > 10, "too few synchronous passes to tell: " + passesSeen);
+        }
+    }
+
+    @Test
+    void anExecutorShutDownMidwayKeepsTheCacheBoundedAndItsHeldEntries() throws InterruptedException {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(pool).build()) {
+            List<CacheEntry> held = new ArrayList<>();
+            for (int key = -4; key < 0; key++) {
+                cache.create(key, key, true);
+                held.add(cache.get(key, key));
+            }
+            for (int key = 0; key < 3000; key++) {
+                if (key == 1500) {
+                    pool.shutdownNow(); // drops the queued tasks, and rejects every later one
+                }
+                cache.create(key, key, true);
+                CacheEntry entry = cache.findFirst(key);
+                if (entry != null) {
+                    cache.release(entry);
+                }
+                assertTrue(cache.size() <= 2 * 32 + held.size(), "size " + cache.size() + " after create " + key);
+            }
+            for (CacheEntry entry : held) {
+                assertSame(entry, cache.get(entry.key(), entry.value()), "a held entry was lost");
+                cache.release(entry);
+                cache.release(entry);
+            }
+            // Rejected work runs on this thread, so once the dropped tasks were recovered from,
+            // eviction and unpin drains kept up with every create.
+            assertTrue(cache.size() <= 32 + held.size() + 2, "eviction did not resume: size " + cache.size());
+            assertTrue(cache.unpinBacklog() <= 2 + held.size(), "unpin drains did not resume: backlog " + cache.unpinBacklog());
+        } finally {
+            pool.shutdownNow();
+            assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+        }
+    }
+
+    /** What Caffeine's eviction listener would be called with should it evict this held entry. */
+    private static void breachWith(CaffeineDedupCache cache, CacheEntry held) {
+        CaffeineDedupCache.Entry[] group = {(CaffeineDedupCache.Entry) held};
+        assertThrows(AssertionError.class, () -> cache.onEvicted(held.key(), group, RemovalCause.SIZE));
+    }
+
+    @Test
+    void everyLaterCallRethrowsTheFirstBreachNotALaterOne() {
+        CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build();
+        cache.create(KEY, 1, true);
+        cache.create(KEY + 1, 2, true);
+        CacheEntry first = cache.get(KEY, 1);
+        CacheEntry second = cache.get(KEY + 1, 2);
+        breachWith(cache, first);
+        breachWith(cache, second);
+        AssertionError rethrown = assertThrows(AssertionError.class, cache::size);
+        assertTrue(rethrown.getMessage().contains("value=1"), "not the first breach: " + rethrown.getMessage());
+        assertTrue(rethrown.getMessage().startsWith("cache invariant broken earlier: "), rethrown.getMessage());
+        cache.close();
+    }
+
+    @Test
+    void aBreachSeenAfterCloseLeavesTheCacheClosed() {
+        CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build();
+        cache.create(KEY, 1, true);
+        CacheEntry held = cache.get(KEY, 1);
+        cache.close();
+        breachWith(cache, held);
+        IllegalStateException closed = assertThrows(IllegalStateException.class, cache::size);
+        assertEquals("cache is closed", closed.getMessage());
     }
 
     @Test
