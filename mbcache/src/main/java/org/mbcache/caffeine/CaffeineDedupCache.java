@@ -1127,8 +1127,8 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     @Override
     public CacheEntry findNext(CacheEntry entry) {
-        Entry previous = ownEntry(entry);
         ensureOpen();
+        Entry previous = ownEntry(entry);
         if (previous.count() < 2) {
             throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
         }
@@ -1210,17 +1210,16 @@ public final class CaffeineDedupCache implements DedupCache {
     /** {@inheritDoc} */
     @Override
     public void waitUnused(CacheEntry entry) throws InterruptedException {
-        Entry own = ownEntry(entry);
         ensureOpen();
-        awaitUnused(own, Long.MAX_VALUE);
+        awaitUnused(ownEntry(entry), Long.MAX_VALUE);
     }
 
     /** {@inheritDoc} */
     @Override
     public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException {
+        ensureOpen();
         Entry own = ownEntry(entry);
         Objects.requireNonNull(unit, "unit");
-        ensureOpen();
         long nanos = unit.toNanos(timeout);
         return awaitUnused(own, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : Math.max(0L, nanos));
     }
@@ -1246,8 +1245,8 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     @Override
     public void touch(CacheEntry entry) {
-        Entry own = ownEntry(entry);
         ensureOpen();
+        Entry own = ownEntry(entry);
         own.setReferenced();
         groups.getIfPresent(own.boxedKey);
     }
@@ -1255,9 +1254,8 @@ public final class CaffeineDedupCache implements DedupCache {
     /** {@inheritDoc} */
     @Override
     public void release(CacheEntry entry) {
-        Entry own = ownEntry(entry);
         ensureOpen();
-        releaseReference(own);
+        releaseReference(ownEntry(entry));
     }
 
     /** {@inheritDoc} */

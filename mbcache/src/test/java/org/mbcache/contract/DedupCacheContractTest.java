@@ -1134,6 +1134,28 @@ class DedupCacheContractTest {
     }
 
     @Test
+    void aBadEntryArgumentAfterCloseIsStillAnIllegalStateException() {
+        DedupCache other = anotherCache();
+        other.create(KEY, 1, true);
+        CacheEntry foreign = other.get(KEY, 1);
+        cache.close();
+        List<Executable> calls = List.of(
+                () -> cache.findNext(null),
+                () -> cache.findNext(foreign),
+                () -> cache.waitUnused(null),
+                () -> cache.waitUnused(foreign, 1, TimeUnit.SECONDS),
+                () -> cache.waitUnused(foreign, 1, null),
+                () -> cache.touch(null),
+                () -> cache.touch(foreign),
+                () -> cache.release(null),
+                () -> cache.release(foreign));
+        for (Executable call : calls) {
+            assertThrows(IllegalStateException.class, call);
+        }
+        other.release(foreign);
+    }
+
+    @Test
     void closeIsIdempotent() {
         cache.create(KEY, 1, true);
         cache.close();
