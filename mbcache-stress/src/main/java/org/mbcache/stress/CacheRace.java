@@ -67,6 +67,15 @@ abstract class CacheRace {
         return accepted;
     }
 
+    /**
+     * The arbiters' last count: gives back the references the test holds (nulls are skipped), then
+     * answers {@code size()}, or {@link #REFERENCE_LOST} if the cache refused one of the releases (an
+     * entry was freed under its holder).
+     */
+    int sizeAfterReleasing(CacheEntry... held) {
+        return releaseAll(held) ? size() : REFERENCE_LOST;
+    }
+
     /** Gives back a reference the test holds, if it holds one. */
     void releaseIfHeld(CacheEntry entry) {
         if (entry != null) {

@@ -66,7 +66,7 @@ public final class FindNextVsDelete {
         }
 
         void settle(IIII_Result r) {
-            r.r4 = releaseAll(reached, returned) ? size() : REFERENCE_LOST;
+            r.r4 = sizeAfterReleasing(reached, returned);
             cache.close();
         }
     }

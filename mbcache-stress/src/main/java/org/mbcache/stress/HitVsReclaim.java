@@ -63,7 +63,7 @@ public final class HitVsReclaim {
 
         void settle(IIII_Result r) {
             r.r2 = stillCached(held);
-            r.r4 = releaseAll(held) ? size() : REFERENCE_LOST;
+            r.r4 = sizeAfterReleasing(held);
             cache.close();
         }
     }

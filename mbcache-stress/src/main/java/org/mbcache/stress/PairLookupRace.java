@@ -86,7 +86,7 @@ abstract class PairLookupRace extends CacheRace {
 
     /** The arbiter: releases what the reader holds, counts the entries and closes the cache. */
     void settle(IIII_Result r) {
-        r.r4 = releaseAll(got, first) ? size() : REFERENCE_LOST;
+        r.r4 = sizeAfterReleasing(got, first);
         cache.close();
     }
 }

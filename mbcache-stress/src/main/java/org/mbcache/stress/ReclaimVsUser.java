@@ -53,7 +53,7 @@ public final class ReclaimVsUser {
         }
 
         void settle(III_Result r) {
-            r.r3 = releaseAll(held) ? size() : REFERENCE_LOST;
+            r.r3 = sizeAfterReleasing(held);
             cache.close();
         }
     }

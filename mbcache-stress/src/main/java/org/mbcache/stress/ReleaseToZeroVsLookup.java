@@ -59,7 +59,7 @@ public final class ReleaseToZeroVsLookup {
         }
 
         void settle(III_Result r) {
-            r.r3 = releaseAll(returned, found) ? size() : REFERENCE_LOST;
+            r.r3 = sizeAfterReleasing(returned, found);
             cache.close();
         }
     }

@@ -56,7 +56,7 @@ public final class ReuseVsRelease {
         }
 
         void settle(III_Result r) {
-            r.r3 = releaseAll(reused, returned) ? size() : REFERENCE_LOST;
+            r.r3 = sizeAfterReleasing(reused, returned);
             cache.close();
         }
     }
