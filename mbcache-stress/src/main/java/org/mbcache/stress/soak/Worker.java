@@ -35,13 +35,6 @@ final class Worker implements Runnable {
     /** The longest ext4 walk a worker makes before it settles for the entry it holds. */
     private static final int MAX_WALK = 64;
 
-    /** {@link #waitUnused}: only the cache and this thread hold the entry. */
-    private static final int WAIT_UNUSED = 1;
-    /** {@link #waitUnused}: the time-out ran out first. */
-    private static final int WAIT_TIMED_OUT = 0;
-    /** {@link #waitUnused}: a peer interrupted the wait. */
-    private static final int WAIT_INTERRUPTED = -1;
-
     private final Load load;
     private final int index;
     private final SplittableRandom random;
@@ -262,7 +255,7 @@ final class Worker implements Runnable {
                 load.stop = true;
                 return;
             }
-            if (waitUnused(entry) == WAIT_TIMED_OUT && load.barrier == null && load.closeDone) {
+            if (waitUnusedTimedOut(entry) && load.barrier == null && load.closeDone) {
                 load.tally.failed("close-wakes-waiters", "waitUnused ran out its " + load.waitMillis
                         + " ms on a cache closed meanwhile");
             }
@@ -274,17 +267,18 @@ final class Worker implements Runnable {
     /**
      * waitUnused, bounded, open to the peers' interrupts; an interrupt counts as an injected fault seen.
      *
-     * @return {@link #WAIT_UNUSED}, {@link #WAIT_TIMED_OUT} or {@link #WAIT_INTERRUPTED}
+     * @return whether the time-out ran out first ({@code false}: the entry became unused, or a peer
+     *     interrupted the wait; the delete loop retries either way)
      */
-    private int waitUnused(CacheEntry entry) {
+    private boolean waitUnusedTimedOut(CacheEntry entry) {
         synchronized (this) {
             waiting = true;
         }
         try {
-            return cache().waitUnused(entry, load.waitMillis, TimeUnit.MILLISECONDS) ? WAIT_UNUSED : WAIT_TIMED_OUT;
+            return !cache().waitUnused(entry, load.waitMillis, TimeUnit.MILLISECONDS);
         } catch (InterruptedException interrupted) {
             load.tally.fault("interrupted-in-wait");
-            return WAIT_INTERRUPTED;
+            return false;
         } catch (IllegalStateException closed) {
             if (load.closeStarted) {
                 load.tally.passed("close-wakes-waiters");
