@@ -27,7 +27,10 @@ final class Load {
     final int[] keys;
     final int valuesPerKey;
     final long maxEntries;
-    /** The bound of one {@code waitUnused}: short under steady load, long in the close phase (close must wake it). */
+    /**
+     * The bound of one {@code waitUnused}: short under steady load; in the close phase long (close must
+     * wake it) and shorter than {@link #STUCK_MILLIS}, so that a waiter close did not wake reports it.
+     */
     final long waitMillis;
     /** The checkpoint barrier (workers and coordinator), or {@code null} in the close phase. */
     final CyclicBarrier barrier;

@@ -27,15 +27,17 @@ import org.mbcache.testing.Backend;
  *       half of them (a {@code RejectedExecutionException}, an {@code IllegalStateException} or an
  *       {@code OutOfMemoryError}); no cache call may let that escape (issue 9 item 6);</li>
  *   <li>{@link Phase#CLOSE_MID_LOAD}: round after round, a fresh cache under the same load is closed
- *       at a random moment, threads waiting in {@code waitUnused} included.</li>
+ *       at a random moment, threads waiting in {@code waitUnused} included (each thread holds one
+ *       entry across the close, so deleters of its pair wait until {@code close()} wakes them).</li>
  * </ul>
  *
  * <h2>Checks</h2>
  * While it runs, each worker checks that every entry it is handed answers the question asked, that an
  * entry it holds is still the one cached for its pair, that {@code size()} after its create stays within
  * twice the bound plus the creates in flight on the other threads (the contract, section 4), that only {@link IllegalStateException} comes out
- * of a cache being closed and that every call started after {@code close()} returned throws it, and
- * that nothing else is ever thrown. At each checkpoint (about ten per phase) the coordinator pauses the
+ * of a cache being closed and that every call started after {@code close()} returned throws it, that
+ * {@code close()} ends every {@code waitUnused} in progress well before its time-out, and that nothing
+ * else is ever thrown. At each checkpoint (about ten per phase) the coordinator pauses the
  * load at a barrier (a worker that does not arrive in {@value Load#STUCK_MILLIS} ms is stuck: its stack
  * is reported), holds the executor still, and then, with nothing moving:
  * <ol>
@@ -67,8 +69,13 @@ public final class Soak {
     /** How long one steady-phase {@code waitUnused} waits: short, so that two deleters of one pair take turns. */
     private static final long STEADY_WAIT_MILLIS = 5;
 
-    /** How long one close-phase {@code waitUnused} waits: long, so that only {@code close()} can end it. */
-    private static final long CLOSE_WAIT_MILLIS = 30_000;
+    /**
+     * How long one close-phase {@code waitUnused} waits: long, so that nothing but {@code close()} ends
+     * a wait on an entry held across the close (a round closes its cache within about 100 ms), and half
+     * the {@value Load#STUCK_MILLIS} ms the coordinator waits for the workers to end, so that a waiter
+     * {@code close()} did not wake runs out its wait, and reports it, before the round gives up on it.
+     */
+    static final long CLOSE_WAIT_MILLIS = 10_000;
 
     /** Checkpoints per steady phase. */
     private static final int CHECKPOINTS = 10;
@@ -118,6 +125,16 @@ public final class Soak {
      */
     public static Tally run(String name, CacheFactory factory, Phase phase, long millis, SoakConfig config)
             throws InterruptedException {
+        return run(name, factory, phase, millis, config, CLOSE_WAIT_MILLIS);
+    }
+
+    /**
+     * {@link #run(String, CacheFactory, Phase, long, SoakConfig)} with another bound on the close
+     * phase's waits: a test shows with a short one that a cache whose {@code close()} leaves a waiter
+     * asleep fails the wake-up check, without waiting {@link #CLOSE_WAIT_MILLIS} for it.
+     */
+    static Tally run(String name, CacheFactory factory, Phase phase, long millis, SoakConfig config,
+            long closeWaitMillis) throws InterruptedException {
         Tally tally = new Tally();
         // Caffeine logs every exception its executor throws, with the stack: thousands of lines for
         // faults the soak injects on purpose and counts itself.
@@ -129,7 +146,7 @@ public final class Soak {
                 case STEADY -> steady(name, factory, FaultyExecutor.Mode.RELIABLE, millis, config, tally);
                 case DROPPING_EXECUTOR -> steady(name, factory, FaultyExecutor.Mode.DROPPING, millis, config, tally);
                 case THROWING_EXECUTOR -> steady(name, factory, FaultyExecutor.Mode.THROWING, millis, config, tally);
-                case CLOSE_MID_LOAD -> closeMidLoad(name, factory, millis, config, tally);
+                case CLOSE_MID_LOAD -> closeMidLoad(name, factory, millis, config, closeWaitMillis, tally);
             }
         } finally {
             caffeineLog.setLevel(logLevel);
@@ -278,8 +295,8 @@ public final class Soak {
         return live;
     }
 
-    private static void closeMidLoad(String name, CacheFactory factory, long millis, SoakConfig config, Tally tally)
-            throws InterruptedException {
+    private static void closeMidLoad(String name, CacheFactory factory, long millis, SoakConfig config,
+            long waitMillis, Tally tally) throws InterruptedException {
         FaultyExecutor executor = new FaultyExecutor("soak-executor-" + name + "-close", FaultyExecutor.Mode.RELIABLE, tally);
         SplittableRandom random = new SplittableRandom(config.seed());
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
@@ -287,7 +304,7 @@ public final class Soak {
             DedupCache cache = factory.open(config, executor);
             SoakConfig roundConfig = new SoakConfig(config.threads(), config.seed() + round, config.keys(),
                     config.valuesPerKey(), config.bucketBits(), config.maxEntries());
-            Load load = new Load(name + "-close-" + round, cache, tally, roundConfig, CLOSE_WAIT_MILLIS, false);
+            Load load = new Load(name + "-close-" + round, cache, tally, roundConfig, waitMillis, false);
             load.start();
             Thread.sleep(5 + random.nextInt(100));
             load.closeStarted = true;

@@ -17,9 +17,11 @@ import org.mbcache.DedupCache;
  * {@code deleteOrGet} / {@code waitUnused} / release / retry loop (13%); a plain hit, {@code findFirst}
  * and release (10%); {@code shrink} of a few entries, now and then of all (5%); {@code size()} and
  * {@code stats()} (2%); and an interrupt sent to a peer that is waiting in {@code waitUnused} (5%,
- * before a hit). While it holds an entry, a worker checks now and then that {@code get} of the same pair
- * answers the very same entry: an entry somebody holds must not have been reclaimed, deleted or
- * replaced by a twin.
+ * before a hit; none once a close has begun). While it holds an entry, a worker checks now and then that
+ * {@code get} of the same pair answers the very same entry: an entry somebody holds must not have been
+ * reclaimed, deleted or replaced by a twin. In the close phase a worker may also keep one entry it got
+ * by {@code get} until the cache is closed, so that deleters of that pair wait in {@code waitUnused}
+ * until {@code close()} wakes them, which {@link #waitUnused} checks.
  *
  * <p>Implementation notes: {@link #held} counts the references this thread was handed and has not given
  * back; only this thread writes it, and the coordinator reads it at a barrier, which orders the two. An
@@ -52,10 +54,24 @@ final class Worker implements Runnable {
     /** Set while the thread is inside {@code waitUnused}; guarded by this worker's monitor. */
     private boolean waiting;
 
+    /**
+     * Whether this thread keeps an entry across the close (close phase only, each thread by a coin
+     * flip, so that some rounds keep the load running to the close and others close on waiters).
+     */
+    private final boolean lingers;
+
+    /**
+     * The entry this thread looked up and keeps until the cache is closed, if it {@link #lingers}, so
+     * that a deleter of its pair (this thread included) waits in {@code waitUnused} until
+     * {@code close()} wakes it.
+     */
+    private CacheEntry lingering;
+
     Worker(Load load, int index, long seed) {
         this.load = load;
         this.index = index;
         this.random = new SplittableRandom(seed);
+        this.lingers = load.barrier == null && random.nextBoolean();
         this.thread = new Thread(this, "soak-" + load.name + "-" + index);
         thread.setDaemon(true);
     }
@@ -66,6 +82,7 @@ final class Worker implements Runnable {
             while (!load.stop) {
                 step();
             }
+            releaseLingering();
             return;
         }
         while (true) {
@@ -214,6 +231,10 @@ final class Worker implements Runnable {
             case 2 -> entry.setReusable(false);
             default -> { }
         }
+        if (lingers && lingering == null && random.nextInt(16) == 0) {
+            lingering = entry; // held until the close: see the field
+            return;
+        }
         give(entry);
     }
 
@@ -255,10 +276,7 @@ final class Worker implements Runnable {
                 load.stop = true;
                 return;
             }
-            if (waitUnusedTimedOut(entry) && load.barrier == null && load.closeDone) {
-                load.tally.failed("close-wakes-waiters", "waitUnused ran out its " + load.waitMillis
-                        + " ms on a cache closed meanwhile");
-            }
+            waitUnused(entry);
             give(entry);
             entry = took(cache().deleteOrGet(key, value));
         }
@@ -266,26 +284,62 @@ final class Worker implements Runnable {
 
     /**
      * waitUnused, bounded, open to the peers' interrupts; an interrupt counts as an injected fault seen.
+     * However it ends (the entry unused, the time-out, an interrupt), the delete loop retries.
      *
-     * @return whether the time-out ran out first ({@code false}: the entry became unused, or a peer
-     *     interrupted the wait; the delete loop retries either way)
+     * <p>In the close phase, a wait that began on an open cache checks that {@code close()} ends it: it
+     * must throw {@link IllegalStateException} before its time-out ({@link Load#waitMillis}, which
+     * only {@code close()} can cut short for a pair held across the close, since no interrupt is sent
+     * once the close has begun). A wait that runs out its time while the cache is closed meanwhile,
+     * and then returns {@code false} or throws, was not woken by {@code close()}.
      */
-    private boolean waitUnusedTimedOut(CacheEntry entry) {
+    private void waitUnused(CacheEntry entry) {
         synchronized (this) {
             waiting = true;
         }
+        boolean closeMustWake = load.barrier == null && !load.closeStarted;
+        long start = System.nanoTime();
         try {
-            return !cache().waitUnused(entry, load.waitMillis, TimeUnit.MILLISECONDS);
+            if (!cache().waitUnused(entry, load.waitMillis, TimeUnit.MILLISECONDS) && closeMustWake && load.closeStarted) {
+                closeDidNotWake("returned false");
+            }
         } catch (InterruptedException interrupted) {
             load.tally.fault("interrupted-in-wait");
-            return false;
         } catch (IllegalStateException closed) {
-            if (load.closeStarted) {
-                load.tally.passed("close-wakes-waiters");
+            if (closeMustWake) {
+                if (System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(load.waitMillis)) {
+                    load.tally.passed("close-wakes-waiters");
+                } else {
+                    closeDidNotWake("threw only then");
+                }
             }
             throw closed;
         } finally {
             clearInterrupt();
+        }
+    }
+
+    private void closeDidNotWake(String how) {
+        load.tally.failed("close-wakes-waiters", "waitUnused ran out its " + load.waitMillis
+                + " ms on a cache closed meanwhile and " + how + ": close() did not wake it");
+    }
+
+    /** Close phase: gives back the lingering entry once the load stops; the cache is closed by then. */
+    private void releaseLingering() {
+        if (lingering == null) {
+            return;
+        }
+        CacheEntry entry = lingering;
+        lingering = null;
+        held--;
+        try {
+            cache().release(entry);
+            if (load.closeDone) {
+                load.tally.failed("call-after-close-throws", "release returned normally on a closed cache");
+            }
+        } catch (IllegalStateException closed) {
+            if (load.closeDone) {
+                load.tally.passed("call-after-close-throws");
+            }
         }
     }
 
@@ -298,9 +352,10 @@ final class Worker implements Runnable {
         }
     }
 
+    /** Interrupts a peer waiting in {@code waitUnused}; none once the close has begun (only close ends a wait then). */
     private void interruptWaitingPeer() {
         Worker peer = load.workers[random.nextInt(load.workers.length)];
-        if (peer == this) {
+        if (peer == this || load.closeStarted) {
             return;
         }
         synchronized (peer) {

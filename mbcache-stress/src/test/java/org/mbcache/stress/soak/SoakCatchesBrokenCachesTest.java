@@ -12,7 +12,7 @@ import org.mbcache.DedupCache;
 import org.mbcache.MbCache;
 
 /**
- * The soak's checks can fail: a short steady phase on a kernel-port cache broken on purpose in one way
+ * The soak's checks can fail: a short phase on a kernel-port cache broken on purpose in one way
  * reports that very breach.
  */
 class SoakCatchesBrokenCachesTest {
@@ -49,6 +49,24 @@ class SoakCatchesBrokenCachesTest {
             }
         }, Soak.Phase.STEADY, 500, CONFIG);
         assertTrue(tally.failedCount("held-entry-still-cached") > 0, String.join("\n", tally.report("lossy-get")));
+    }
+
+    @Test
+    void aCloseThatLeavesAWaiterAsleepFailsTheWakeUpCheck() throws InterruptedException {
+        Tally tally = Soak.run("sleepy-waiter", (config, executor) -> new Forwarding(kernelPort(config, executor)) {
+            @Override
+            public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException {
+                long deadline = System.nanoTime() + unit.toNanos(timeout);
+                try {
+                    return super.waitUnused(entry, timeout, unit);
+                } catch (IllegalStateException closed) {
+                    // As if close() had missed this waiter: it notices the close only at its time-out.
+                    TimeUnit.NANOSECONDS.sleep(Math.max(0, deadline - System.nanoTime()));
+                    throw closed;
+                }
+            }
+        }, Soak.Phase.CLOSE_MID_LOAD, 1_000, CONFIG, 300);
+        assertTrue(tally.failedCount("close-wakes-waiters") > 0, String.join("\n", tally.report("sleepy-waiter")));
     }
 
     /** A cache that forwards every call to another: the broken caches above override one method. */

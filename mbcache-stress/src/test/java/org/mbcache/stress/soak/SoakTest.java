@@ -50,6 +50,7 @@ class SoakTest {
         Tally tally = soak(backend, Soak.Phase.CLOSE_MID_LOAD, 5_000);
         assertTrue(tally.passedCount("close-completes") > 0);
         assertTrue(tally.passedCount("call-after-close-throws") > 0);
+        assertTrue(tally.passedCount("close-wakes-waiters") > 0);
     }
 
     @ParameterizedTest
