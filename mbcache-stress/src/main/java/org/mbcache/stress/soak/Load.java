@@ -78,14 +78,4 @@ final class Load {
             w.thread.start();
         }
     }
-
-    /** The first lines of a throwable's stack, for a failure's description. */
-    static String trace(Throwable t) {
-        StringBuilder sb = new StringBuilder(String.valueOf(t));
-        StackTraceElement[] frames = t.getStackTrace();
-        for (int i = 0; i < Math.min(8, frames.length); i++) {
-            sb.append("\n      at ").append(frames[i]);
-        }
-        return sb.toString();
-    }
 }

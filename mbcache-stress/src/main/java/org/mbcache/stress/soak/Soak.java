@@ -329,7 +329,7 @@ public final class Soak {
                 cache.close();
                 tally.passed("close-idempotent");
             } catch (Throwable t) {
-                tally.failed("close-idempotent", "a second close() threw " + Load.trace(t));
+                tally.failed("close-idempotent", "a second close() threw " + Traces.of(t));
             }
             tally.set("close-rounds", round + 1);
         }
@@ -356,11 +356,11 @@ public final class Soak {
         closer.join(Load.STUCK_MILLIS);
         if (closer.isAlive()) {
             tally.failed("close-completes", "close() did not return within " + Load.STUCK_MILLIS + " ms:"
-                    + stack(closer));
+                    + Traces.of(closer));
             return false;
         }
         if (thrown[0] != null) {
-            tally.failed("close-completes", "close() threw " + Load.trace(thrown[0]));
+            tally.failed("close-completes", "close() threw " + Traces.of(thrown[0]));
             return false;
         }
         tally.passed("close-completes");
@@ -410,18 +410,8 @@ public final class Soak {
         StringBuilder sb = new StringBuilder();
         for (Worker w : load.workers) {
             if (w.thread.isAlive()) {
-                sb.append(stack(w.thread));
+                sb.append(Traces.of(w.thread));
             }
-        }
-        return sb.toString();
-    }
-
-    private static String stack(Thread thread) {
-        StringBuilder sb = new StringBuilder();
-        sb.append("\n    ").append(thread.getName()).append(" (").append(thread.getState()).append(')');
-        StackTraceElement[] frames = thread.getStackTrace();
-        for (int i = 0; i < Math.min(12, frames.length); i++) {
-            sb.append("\n      at ").append(frames[i]);
         }
         return sb.toString();
     }

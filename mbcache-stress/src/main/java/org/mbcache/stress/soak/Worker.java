@@ -139,7 +139,7 @@ final class Worker implements Runnable {
         if (FaultyExecutor.isInjected(t)) {
             heldUncertain = true;
             load.tally.failed("executor-fault-contained",
-                    "issue 9 item 6: " + op + " let the executor's injected fault escape: " + Load.trace(t));
+                    "issue 9 item 6: " + op + " let the executor's injected fault escape: " + Traces.of(t));
             return;
         }
         if (t instanceof IllegalStateException && load.closeStarted) {
@@ -150,7 +150,7 @@ final class Worker implements Runnable {
             }
             return;
         }
-        load.tally.failed("no-unexpected-exception", op + " threw " + Load.trace(t));
+        load.tally.failed("no-unexpected-exception", op + " threw " + Traces.of(t));
         load.stop = true;
     }
 
