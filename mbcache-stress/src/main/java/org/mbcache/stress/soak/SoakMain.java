@@ -25,12 +25,6 @@ public final class SoakMain {
     private SoakMain() {
     }
 
-    /**
-     * Parses the options, runs the soak and exits.
-     *
-     * @param args the options above
-     * @throws InterruptedException if the main thread is interrupted
-     */
     /** A backend by its label, as the bench names it ({@code mbcache-allocfirst}), or by its enum name. */
     private static Backend backendNamed(String name) {
         for (Backend backend : Backend.values()) {
@@ -41,6 +35,12 @@ public final class SoakMain {
         return Backend.byLabel(name);
     }
 
+    /**
+     * Parses the options, runs the soak and exits.
+     *
+     * @param args the options above
+     * @throws InterruptedException if the main thread is interrupted
+     */
     public static void main(String[] args) throws InterruptedException {
         long seconds = 60;
         int threads = SoakConfig.defaultThreads();
