@@ -6,17 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.reflect.Field;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.mbcache.contract.ConcurrentRounds;
+import org.mbcache.contract.WaitQueueFaults;
 
 /**
  * The kernel port under faults a careful review found: executors that throw or drop work, passes
@@ -195,77 +192,18 @@ class MbCacheHardeningTest {
         }
     }
 
-    /** A queue lock whose next {@code lock()} throws, as a contended lock's node allocation can. */
-    private static final class FailingLock extends ReentrantLock {
-        private static final long serialVersionUID = 1L;
-        final AtomicBoolean armed = new AtomicBoolean();
-
-        @Override
-        public void lock() {
-            if (armed.getAndSet(false)) {
-                throw new OutOfMemoryError("injected: the queue lock's node allocation");
-            }
-            super.lock();
-        }
-    }
-
-    /** Puts a failing lock into each of the cache's wait queues (fault injection by reflection). */
-    private static List<FailingLock> failingWaitQueueLocks(MbCache cache) throws Exception {
-        Object waitQueues = field(cache, "unusedWaiters");
-        List<FailingLock> locks = new ArrayList<>();
-        for (Object queue : (Object[]) field(waitQueues, "queues")) {
-            FailingLock lock = new FailingLock();
-            setField(queue, "lock", lock);
-            setField(queue, "changed", lock.newCondition());
-            locks.add(lock);
-        }
-        return locks;
-    }
-
-    private static Object field(Object target, String name) throws Exception {
-        Field field = target.getClass().getDeclaredField(name);
-        field.setAccessible(true);
-        return field.get(target);
-    }
-
-    private static void setField(Object target, String name, Object value) throws Exception {
-        Field field = target.getClass().getDeclaredField(name);
-        field.setAccessible(true);
-        field.set(target, value);
-    }
-
-    /** Starts a thread waiting for {@code entry} to be unused; returns once it sleeps. */
-    private static Thread waiterFor(MbCache cache, CacheEntry entry, AtomicBoolean returned) throws Exception {
-        Thread waiter = new Thread(() -> {
-            try {
-                cache.waitUnused(entry);
-            } catch (InterruptedException e) {
-                return;
-            } catch (IllegalStateException closed) {
-                // closing wakes waiters with this: it counts as returning
-            }
-            returned.set(true);
-        });
-        waiter.setDaemon(true);
-        waiter.start();
-        while (waiter.getState() != Thread.State.WAITING) {
-            Thread.sleep(1);
-        }
-        return waiter;
-    }
-
     @Test
     void aWakeUpThatFailedIsDoneByTheNextRelease() throws Exception {
         try (MbCache cache = cache(1024, task -> {})) {
-            List<FailingLock> locks = failingWaitQueueLocks(cache);
+            WaitQueueFaults faults = WaitQueueFaults.injectInto(cache);
             cache.create(3, 30, true);
             CacheEntry mine = cache.get(3, 30);
             CacheEntry other = cache.get(3, 30);
             AtomicBoolean returned = new AtomicBoolean();
-            Thread waiter = waiterFor(cache, mine, returned);
-            locks.forEach(lock -> lock.armed.set(true));
+            Thread waiter = WaitQueueFaults.waiterFor(cache, mine, returned);
+            faults.arm();
             assertThrows(OutOfMemoryError.class, () -> cache.release(other)); // released; the wake-up failed
-            locks.forEach(lock -> lock.armed.set(false));
+            faults.disarm();
             cache.release(cache.get(3, 30)); // the next release that leaves the entry unused
             waiter.join(10_000);
             boolean stuck = waiter.isAlive();
@@ -274,26 +212,5 @@ class MbCacheHardeningTest {
             assertFalse(stuck, "the waiter still sleeps although the entry is unused");
             assertTrue(returned.get());
         }
-    }
-
-    @Test
-    void aCloseThatFailedWakingTheWaitersIsFinishedByTheNextClose() throws Exception {
-        MbCache cache = cache(1024, task -> {});
-        List<FailingLock> locks = failingWaitQueueLocks(cache);
-        cache.create(3, 30, true);
-        CacheEntry mine = cache.get(3, 30);
-        cache.get(3, 30); // a second holder: the waiter waits for it
-        AtomicBoolean returned = new AtomicBoolean();
-        Thread waiter = waiterFor(cache, mine, returned);
-        locks.forEach(lock -> lock.armed.set(true));
-        assertThrows(OutOfMemoryError.class, cache::close);
-        locks.forEach(lock -> lock.armed.set(false));
-        assertThrows(IllegalStateException.class, () -> cache.get(3, 30), "closed from the first close() on");
-        cache.close();
-        waiter.join(10_000);
-        boolean stuck = waiter.isAlive();
-        waiter.interrupt();
-        assertFalse(stuck, "a waiter still sleeps in waitUnused of a closed cache");
-        assertTrue(returned.get());
     }
 }

@@ -233,6 +233,8 @@ public final class CaffeineDedupCache implements DedupCache {
      * second field: one load and one branch instead of two.
      */
     private volatile Lifecycle lifecycle = Lifecycle.OPEN;
+    /** Whether a {@link #close()} has finished tearing down (dropped every group, woken every waiter). */
+    private volatile boolean tornDown;
 
     private static final VarHandle LIFECYCLE;
 
@@ -1232,8 +1234,8 @@ public final class CaffeineDedupCache implements DedupCache {
         if (entry.count() <= 2) {
             return true;
         }
-        boolean done = unusedWaiters.await(entry, () -> isClosed() || entry.count() <= 2, nanos);
-        ensureOpen(); // closed during the wait: the contract's IllegalStateException
+        boolean done = unusedWaiters.await(entry, () -> lifecycle != Lifecycle.OPEN || entry.count() <= 2, nanos);
+        ensureOpen(); // closed (or broken) during the wait: the contract's IllegalStateException
         return done;
     }
 
@@ -1429,7 +1431,11 @@ public final class CaffeineDedupCache implements DedupCache {
             AssertionError breach = new AssertionError("Caffeine evicted an entry somebody holds: " + breached);
             // Kept only by an open cache (the first breach wins; a closed one stays closed). The
             // volatile CAS publishes it: every later ensureOpen sees it.
-            LIFECYCLE.compareAndSet(this, Lifecycle.OPEN, Lifecycle.brokenBy(breach));
+            if (LIFECYCLE.compareAndSet(this, Lifecycle.OPEN, Lifecycle.brokenBy(breach))) {
+                // No release can succeed now (each rethrows the breach), so no waiter would ever
+                // be woken by one: wake them all, to meet the breach in their ensureOpen.
+                unusedWaiters.wakeAll();
+            }
             throw breach;
         }
     }
@@ -1462,18 +1468,23 @@ public final class CaffeineDedupCache implements DedupCache {
      * {@inheritDoc}
      *
      * <p>Marks the cache closed (which also stops handing maintenance to the executor), drops every
-     * group from Caffeine, and wakes every {@code waitUnused}.
+     * group from Caffeine, and wakes every {@code waitUnused}. The cache counts as closed from the
+     * first call on; a close that threw part-way (an {@link OutOfMemoryError} waking the waiters) is
+     * finished by the next call.
      */
     @Override
     public void close() {
-        if (LIFECYCLE.getAndSet(this, Lifecycle.CLOSED) == Lifecycle.CLOSED) {
-            return; // closed already, or being closed by another call
+        LIFECYCLE.getAndSet(this, Lifecycle.CLOSED);
+        if (tornDown) {
+            return;
         }
+        // Each step may run twice (a racing or retried close): each is idempotent.
         unpins.clear();
         groups.invalidateAll();
         groups.cleanUp();
         entryCount.set(0);
         unusedWaiters.wakeAll(); // after the volatile write of CLOSED: every waiter re-checks it
+        tornDown = true;
     }
 
     /**

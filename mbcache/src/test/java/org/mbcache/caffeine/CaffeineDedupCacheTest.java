@@ -18,6 +18,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.mbcache.CacheEntry;
@@ -586,6 +587,33 @@ class CaffeineDedupCacheTest {
         assertTrue(rethrown.getMessage().contains("value=1"), "not the first breach: " + rethrown.getMessage());
         assertTrue(rethrown.getMessage().startsWith("cache invariant broken earlier: "), rethrown.getMessage());
         cache.close();
+    }
+
+    @Test
+    void aBreachWakesTheWaitersToRethrowIt() throws Exception {
+        CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build();
+        cache.create(KEY, 1, true);
+        CacheEntry mine = cache.get(KEY, 1);
+        CacheEntry other = cache.get(KEY, 1); // never released: after the breach no release can be
+        AtomicReference<Throwable> ended = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                cache.waitUnused(mine);
+            } catch (Throwable e) {
+                ended.set(e);
+            }
+        });
+        waiter.setDaemon(true);
+        waiter.start();
+        while (waiter.getState() != Thread.State.WAITING) {
+            Thread.sleep(1);
+        }
+        breachWith(cache, other);
+        waiter.join(10_000);
+        boolean stuck = waiter.isAlive();
+        waiter.interrupt();
+        assertFalse(stuck, "a waiter still sleeps in waitUnused of a broken cache");
+        assertTrue(ended.get() instanceof AssertionError, "the waiter ended with " + ended.get());
     }
 
     @Test

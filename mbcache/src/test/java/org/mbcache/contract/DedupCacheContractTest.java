@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -1153,6 +1154,26 @@ class DedupCacheContractTest {
             assertThrows(IllegalStateException.class, call);
         }
         other.release(foreign);
+    }
+
+    @Test
+    void aCloseThatFailedWakingTheWaitersIsFinishedByTheNextClose() throws Exception {
+        WaitQueueFaults faults = WaitQueueFaults.injectInto(cache);
+        cache.create(KEY, 1, true);
+        CacheEntry mine = cache.get(KEY, 1);
+        cache.get(KEY, 1); // a second holder: the waiter waits for it
+        AtomicBoolean returned = new AtomicBoolean();
+        Thread waiter = WaitQueueFaults.waiterFor(cache, mine, returned);
+        faults.arm();
+        assertThrows(OutOfMemoryError.class, cache::close);
+        faults.disarm();
+        assertThrows(IllegalStateException.class, () -> cache.get(KEY, 1), "closed from the first close() on");
+        cache.close();
+        waiter.join(PATIENCE_SECONDS * 1000L);
+        boolean stuck = waiter.isAlive();
+        waiter.interrupt();
+        assertFalse(stuck, "a waiter still sleeps in waitUnused of a closed cache");
+        assertTrue(returned.get());
     }
 
     @Test
