@@ -97,9 +97,9 @@ public final class MbCache implements DedupCache {
      *                                       the entry; the entry count; a dead-entry cell
      *   reclaim pass (any kind)             the LRU lock and list; per freed entry its bucket
      *
-     * The per-thread cells (StripedStatistics', StripedCounter's, the append stacks) are on lines of their
-     * own; two threads share one only when their ids collide (one chance in 16 or more stripes for
-     * two threads). Lock words of neighbouring buckets share a line, but only creates and deletes
+     * The per-thread cells (StripedStatistics', StripedCounter's, the append stacks) are on lines of
+     * their own; two threads share one only when their ids collide (one chance in 16 or more stripes
+     * for two threads). Lock words of neighbouring buckets share a line, but only creates and deletes
      * write them, and lookups no longer take them. The one word every create and removal writes is
      * the entry count: the price of an exact size().
      *
@@ -143,8 +143,9 @@ public final class MbCache implements DedupCache {
      * method, unlock is one load and one store, and the append push is a two-step CAS loop with
      * nothing pending between its steps. A failed wake-up leaves the entry's waiters bit set for the
      * next release, and a close() that failed part-way is finished by the next close(). A
-     * StackOverflowError is not survived: like java.util.concurrent's locks, a lock bit taken or a
-     * claim made just before the stack ran out can stay behind. An executor that
+     * StackOverflowError is not survived: a lock bit taken or a claim made just before the stack ran
+     * out can stay behind (the JDK keeps its own locks out of that with the internal
+     * ReservedStackAccess annotation, which a library cannot use). An executor that
      * throws gets the background pass run on the calling thread; one that accepts a pass and never
      * runs it is found out when the synchronous threshold is reached, and the pass resubmitted.
      */
