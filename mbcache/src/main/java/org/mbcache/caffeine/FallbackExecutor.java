@@ -21,7 +21,8 @@ final class FallbackExecutor implements Executor {
      * all, an Error included, as Caffeine treats its own executor. Then the task runs here, on the
      * calling thread, once: background work is never switched off by a failing executor, it only
      * moves to the callers. Whatever the task itself throws when run here reaches the caller, as
-     * with Caffeine's own fallback: this class never runs a task twice.
+     * with Caffeine's own fallback: this class never runs a task twice. The failure is logged after
+     * the task ran, a warning the first time and DEBUG after, as the kernel port does.
      *
      * It accepts the task and never runs it (a queue that drops work, shutdownNow). Nothing here
      * can tell that from a task that is merely late, so the owner of each kind of work recovers by
@@ -33,8 +34,12 @@ final class FallbackExecutor implements Executor {
      * before may still run later: the work checks for itself.
      */
 
+    private static final System.Logger LOGGER = System.getLogger(CaffeineDedupCache.class.getName());
+
     private final Executor executor;
     private final BooleanSupplier stopped;
+    /** Whether an executor failure was logged as a warning already (racy: at worst two warnings). */
+    private boolean failureLogged;
     /** Runs first in every task, wherever it runs: the cache's count of background passes. */
     private final Runnable beforeEachTask;
 
@@ -78,6 +83,13 @@ final class FallbackExecutor implements Executor {
             executor.execute(counted);
         } catch (Throwable refused) { // anything, as Caffeine does: the work is done here instead
             counted.run();
+            // Logged after the task ran, so that a log call that fails (out of memory) cannot cost
+            // the work; the first failure as a warning with its stack, repeats (a broken executor
+            // fails every time) at DEBUG, as the kernel port logs its reclaim executor's.
+            System.Logger.Level level = failureLogged ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
+            failureLogged = true;
+            LOGGER.log(level, "mbcache: the executor failed; ran the cache's background task on the calling thread",
+                    refused);
         }
     }
 }
