@@ -877,7 +877,7 @@ public final class MbCache implements DedupCache {
     @Override
     public CacheEntry findFirst(int key) {
         ensureOpen();
-        return find(buckets.bucketOf(key), key, null);
+        return countLookup(find(buckets.bucketOf(key), key, null));
     }
 
     /**
@@ -914,13 +914,14 @@ public final class MbCache implements DedupCache {
             }
             throw releaseFailure;
         }
-        return next;
+        return countLookup(next); // counted only now: a findNext that threw returned nothing
     }
 
     /**
      * The walk of kernel {@code __entry_find}: the newest reusable live entry with {@code key},
      * below {@code after} in the chain if {@code after} is still there, else from the chain head;
-     * optimistic first, under the bucket bit if a writer was in the bucket.
+     * optimistic first, under the bucket bit if a writer was in the bucket. The caller counts the
+     * lookup ({@link #countLookup}) once it returns the answer.
      */
     private Entry find(int bucket, int key, Entry after) {
         Entry found = buckets.tryFindReusable(bucket, key, after);
@@ -939,9 +940,10 @@ public final class MbCache implements DedupCache {
                 buckets.unlock(bucket);
             }
         }
-        return countLookup(found);
+        return found;
     }
 
+    /** Counts a lookup that returns {@code found} as a hit or a miss; returns it. Never throws. */
     private Entry countLookup(Entry found) {
         statistics.add(found != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
         return found;
