@@ -217,7 +217,8 @@ public final class CaffeineDedupCache implements DedupCache {
      * and one comparison with a constant.
      *
      * <p>Transitions: OPEN to broken by a CAS (the first breach is kept), and OPEN or broken to
-     * CLOSED by a getAndSet (the close() that saw another state is the one that cleans up). CLOSED
+     * CLOSED by close() (which then tears down, again on every call until one has finished:
+     * {@link #tornDown}). CLOSED
      * is final: a breach recorded after close() is not kept, so a closed cache always answers with
      * the contract's IllegalStateException.
      *
@@ -1474,7 +1475,7 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     @Override
     public void close() {
-        LIFECYCLE.getAndSet(this, Lifecycle.CLOSED);
+        lifecycle = Lifecycle.CLOSED;
         if (tornDown) {
             return;
         }
