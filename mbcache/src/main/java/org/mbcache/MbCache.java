@@ -142,7 +142,8 @@ public final class MbCache implements DedupCache {
      * events); the request withdrawal after a failed allocation is one shallow allocation-free
      * method, unlock is one load and one store, and the append push is a two-step CAS loop with
      * nothing pending between its steps. A failed wake-up leaves the entry's waiters bit set for the
-     * next release, and a close() that failed part-way is finished by the next close(). A
+     * next release, and the waiters re-check on their own every 100 ms in case none comes; a
+     * close() that failed part-way is finished by the next close(). A
      * StackOverflowError is not survived: a lock bit taken or a claim made just before the stack ran
      * out can stay behind (the JDK keeps its own locks out of that with the internal
      * ReservedStackAccess annotation, which a library cannot use). An executor that
@@ -552,9 +553,9 @@ public final class MbCache implements DedupCache {
 
         /**
          * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4. The table takes
-         * 20 bytes a bucket up front (the head word and three array references), 20 KiB at the
-         * default and 20 GiB at 30, so {@code build()} throws {@link OutOfMemoryError} where the heap
-         * is smaller than that.
+         * 20 bytes a bucket up front (the head word and three array references; 32 without
+         * compressed references), 20 KiB at the default and 20 GiB or more at 30, so {@code build()}
+         * throws {@link OutOfMemoryError} where the heap is smaller than that.
          *
          * @param bucketBits in {@code [0, 30]}
          * @return this builder
@@ -1109,7 +1110,8 @@ public final class MbCache implements DedupCache {
                 unusedWaiters.wake(entry);
             } catch (Throwable wakeFailure) {
                 // The queue lock's node allocation failed. The reference is dropped all the same
-                // (the caller must not release again); the bit, set again, has the next release wake them.
+                // (the caller must not release again). The bit, set again, has the next release
+                // wake them; without one, each waiter re-checks by itself (HashedWaitQueues).
                 entry.setFlag(Entry.WAITERS, true);
                 throw wakeFailure;
             }
@@ -1155,9 +1157,12 @@ public final class MbCache implements DedupCache {
      * {@code close()} needs, forever.
      *
      * <p>One the kernel does not have either: a synchronous pass goes on past its 64 entries, within
-     * those bounds, until it has freed one. The kernel's can spend all 64 on second chances and free
-     * nothing, and a cache whose entries are all referenced then grows past {@code 2 * maxEntries},
-     * which the contract forbids. The long scan happens once: it clears the flags it passes.
+     * those bounds, until it has freed one, for as long as it makes progress: it stops once 64
+     * entries in a row were neither freed nor had a flag to clear (held ones). The kernel's can
+     * spend all 64 on second chances and free nothing, and a cache whose entries are all referenced
+     * then grows past {@code 2 * maxEntries}, which the contract forbids. The longer scan is paid
+     * once per flag: each one it clears is gone for the next pass. Held entries cost a pass at most
+     * 64 more; only the entries callers hold may take the cache past the bound.
      *
      * @return the number of entries freed
      */
@@ -1177,7 +1182,8 @@ public final class MbCache implements DedupCache {
             long limit = 2 * lru.length();
             long budget = Math.min(nrToScan, limit);
             boolean untilOneFreed = kind == ReclaimPassEvent.Kind.SYNCHRONOUS;
-            while ((scanned < budget || untilOneFreed && freed == 0 && scanned < limit)
+            while ((scanned < budget
+                    || untilOneFreed && freed == 0 && scanned < limit && fruitless < SYNC_SHRINK_BATCH)
                     && fruitless < lru.length()) {
                 Entry entry = lru.pollOldest();
                 if (entry == null) {

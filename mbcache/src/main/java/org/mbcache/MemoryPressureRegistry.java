@@ -93,8 +93,9 @@ final class MemoryPressureRegistry {
     /**
      * The pressure handler: asks every registered cache to shrink, inside a {@link MemoryPressureEvent}
      * when a recording enables it. Runs on the JVM's notification thread. A cache whose pass throws
-     * does not spare the caches after it: every cache is asked, then the first failure is rethrown
-     * (later ones suppressed in it).
+     * does not spare the caches after it: every cache is asked, then the first failure is rethrown.
+     * Later ones are dropped, not attached as suppressed: under memory pressure they are often the
+     * JVM's one preallocated OutOfMemoryError, which cannot suppress itself, and attaching allocates.
      *
      * @param signal the JVM's notification, or {@code null} when called directly
      */
@@ -102,7 +103,7 @@ final class MemoryPressureRegistry {
         MemoryPressureEvent event = MemoryPressureEvent.beginIfEnabled();
         expungeCollected();
         int asked = 0;
-        Throwable firstFailure = null;
+        Throwable firstFailure = null; // later ones are dropped: attaching them could allocate
         for (Registration registration : registrations) {
             MbCache cache = registration.get();
             if (cache != null) {
@@ -112,8 +113,6 @@ final class MemoryPressureRegistry {
                 } catch (RuntimeException | Error failure) { // one cache's failure must not spare the others
                     if (firstFailure == null) {
                         firstFailure = failure;
-                    } else {
-                        firstFailure.addSuppressed(failure);
                     }
                 }
             }

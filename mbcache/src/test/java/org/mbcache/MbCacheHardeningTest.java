@@ -13,7 +13,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.mbcache.contract.ConcurrentRounds;
-import org.mbcache.contract.WaitQueueFaults;
 
 /**
  * The kernel port under faults a careful review found: executors that throw or drop work, passes
@@ -189,28 +188,6 @@ class MbCacheHardeningTest {
             assertThrows(InterruptedException.class, () -> cache.waitUnused(entry));
             assertFalse(Thread.currentThread().isInterrupted());
             cache.release(entry);
-        }
-    }
-
-    @Test
-    void aWakeUpThatFailedIsDoneByTheNextRelease() throws Exception {
-        try (MbCache cache = cache(1024, task -> {})) {
-            WaitQueueFaults faults = WaitQueueFaults.injectInto(cache);
-            cache.create(3, 30, true);
-            CacheEntry mine = cache.get(3, 30);
-            CacheEntry other = cache.get(3, 30);
-            AtomicBoolean returned = new AtomicBoolean();
-            Thread waiter = WaitQueueFaults.waiterFor(cache, mine, returned);
-            faults.arm();
-            assertThrows(OutOfMemoryError.class, () -> cache.release(other)); // released; the wake-up failed
-            faults.disarm();
-            cache.release(cache.get(3, 30)); // the next release that leaves the entry unused
-            waiter.join(10_000);
-            boolean stuck = waiter.isAlive();
-            waiter.interrupt();
-            cache.release(mine);
-            assertFalse(stuck, "the waiter still sleeps although the entry is unused");
-            assertTrue(returned.get());
         }
     }
 }

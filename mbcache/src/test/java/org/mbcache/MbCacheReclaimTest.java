@@ -1,12 +1,15 @@
 package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.mbcache.contract.Pairs.isCached;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.Executor;
 import org.junit.jupiter.api.Test;
@@ -211,6 +214,36 @@ class MbCacheReclaimTest {
                 cache.create(100_000 + i, i, true);
                 assertTrue(cache.size() <= 2 * max, "size " + cache.size() + " after " + (i + 1) + " creates");
             }
+        }
+    }
+
+    @Test
+    void aSynchronousPassThatFreedNothingGivesUpAfterSixtyFourHeldEntriesInARow() {
+        long max = 256;
+        int touched = 100; // the oldest: second chances, then held ones
+        try (MbCache cache = cache(4, max)) {
+            List<CacheEntry> held = new ArrayList<>();
+            for (int i = 0; i < 2 * max; i++) {
+                cache.create(i, i, true);
+                CacheEntry entry = cache.get(i, i);
+                if (i < touched) {
+                    cache.touch(entry);
+                    cache.release(entry);
+                } else {
+                    held.add(entry);
+                }
+            }
+            cache.create(-1, -1, true); // at 2 * maxEntries: a synchronous pass
+            assertEquals(2 * max + 1, cache.size(), "the pass freed an entry");
+            held.forEach(cache::release);
+            // The pass moved what it looked at to the tail: the 100 second chances (past its batch of
+            // 64, because clearing flags is progress), then 64 held entries, and stopped there. So
+            // the oldest entry now is the 165th created, and a pass of one frees it.
+            assertEquals(1, cache.shrink(1));
+            int next = touched + MbCache.SYNC_SHRINK_BATCH;
+            assertFalse(isCached(cache, next, next), "the pass did not stop at entry " + next);
+            assertTrue(isCached(cache, next - 1, next - 1));
+            assertTrue(isCached(cache, 0, 0));
         }
     }
 

@@ -803,11 +803,14 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     private void releaseReference(Entry entry) {
         int remaining = entry.releaseReference();
-        if (remaining <= 2) {
-            unusedWaiters.wake(entry); // after the volatile CAS above: see HashedWaitQueues
-        }
-        if (remaining == 1 && entry.markUnpinQueued()) {
-            unpins.push(entry);
+        try {
+            if (remaining <= 2) {
+                unusedWaiters.wake(entry); // after the volatile CAS above: see HashedWaitQueues
+            }
+        } finally { // queued even if the wake-up threw: else the entry stayed pinned, unevictable
+            if (remaining == 1 && entry.markUnpinQueued()) {
+                unpins.push(entry);
+            }
         }
     }
 

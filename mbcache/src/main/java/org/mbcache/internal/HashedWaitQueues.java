@@ -28,7 +28,8 @@ import java.util.function.BooleanSupplier;
  * Either the waker's read of the waiter count comes after the waiter's increment, so it signals, and
  * it can only take the lock once the waiter is awaiting (or has not yet locked, and will then see the
  * new state); or it comes before, and then the waiter's condition check comes after the state change
- * and sees it. Waiting never spins: threads park inside {@link Condition#await}.
+ * and sees it. Waiting never spins: threads park inside {@link Condition#awaitNanos}, and re-check
+ * their condition every {@link #RECHECK_NANOS} even if nobody wakes them, in case a wake-up failed.
  *
  * <p>Not exported: a helper any backend of the module may use.
  */
@@ -41,6 +42,15 @@ public final class HashedWaitQueues {
         /** Written only under {@link #lock}; read without it by wakers (hence volatile). */
         volatile int waiters;
     }
+
+    /**
+     * The longest a waiter sleeps before it re-checks its condition by itself: 100 ms. The handshake
+     * above loses no wake-up; this is for the wake-up that failed, when {@link #wake} itself threw
+     * (the queue lock's node allocation, out of memory) after the state had changed. Then nobody
+     * may ever change the state again (ext4's waiter waits for the last other holder's release),
+     * and the waiter finds it changed on its next re-check instead of sleeping until its time-out.
+     */
+    static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final Queue[] queues;
     private final int mask;
@@ -88,16 +98,17 @@ public final class HashedWaitQueues {
         try {
             queue.waiters++; // volatile write, ordered before the condition's volatile read below
             try {
-                long remaining = timeoutNanos;
+                long deadline = timeoutNanos == Long.MAX_VALUE ? 0L : System.nanoTime() + timeoutNanos;
                 while (!done.getAsBoolean()) {
-                    if (timeoutNanos == Long.MAX_VALUE) {
-                        queue.changed.await();
-                    } else {
+                    long slice = RECHECK_NANOS;
+                    if (timeoutNanos != Long.MAX_VALUE) {
+                        long remaining = deadline - System.nanoTime();
                         if (remaining <= 0L) {
                             return false;
                         }
-                        remaining = queue.changed.awaitNanos(remaining);
+                        slice = Math.min(slice, remaining);
                     }
+                    queue.changed.awaitNanos(slice);
                 }
                 return true;
             } finally {

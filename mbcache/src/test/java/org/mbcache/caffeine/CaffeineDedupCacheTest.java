@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.mbcache.CacheEntry;
+import org.mbcache.contract.WaitQueueFaults;
 
 /**
  * What only the Caffeine backend promises: its builder, its executor, and the size bound when the
@@ -605,9 +606,7 @@ class CaffeineDedupCacheTest {
         });
         waiter.setDaemon(true);
         waiter.start();
-        while (waiter.getState() != Thread.State.WAITING) {
-            Thread.sleep(1);
-        }
+        WaitQueueFaults.untilAsleep(waiter);
         breachWith(cache, other);
         waiter.join(10_000);
         boolean stuck = waiter.isAlive();

@@ -1157,6 +1157,29 @@ class DedupCacheContractTest {
     }
 
     @Test
+    void aWaiterWhoseWakeUpFailedStillReturnsOnceTheEntryIsUnused() throws Exception {
+        WaitQueueFaults faults = WaitQueueFaults.injectInto(cache);
+        cache.create(KEY, 1, true);
+        CacheEntry mine = cache.get(KEY, 1);
+        CacheEntry other = cache.get(KEY, 1); // the last other holder: ext4's waiter waits for it
+        AtomicBoolean returned = new AtomicBoolean();
+        Thread waiter = WaitQueueFaults.waiterFor(cache, mine, returned);
+        faults.arm();
+        try {
+            cache.release(other); // the reference is dropped; the wake-up may throw
+        } catch (OutOfMemoryError injected) {
+            // the release happened all the same
+        }
+        faults.disarm();
+        waiter.join(PATIENCE_SECONDS * 1000L); // nobody releases again: the waiter must notice by itself
+        boolean stuck = waiter.isAlive();
+        waiter.interrupt();
+        assertFalse(stuck, "waitUnused still sleeps although the entry is unused");
+        assertTrue(returned.get());
+        cache.release(mine);
+    }
+
+    @Test
     void aCloseThatFailedWakingTheWaitersIsFinishedByTheNextClose() throws Exception {
         WaitQueueFaults faults = WaitQueueFaults.injectInto(cache);
         cache.create(KEY, 1, true);

@@ -100,9 +100,21 @@ public final class WaitQueueFaults {
         });
         waiter.setDaemon(true);
         waiter.start();
-        while (waiter.getState() != Thread.State.WAITING) {
+        untilAsleep(waiter);
+        return waiter;
+    }
+
+    /**
+     * Returns once {@code thread} is parked (waiters re-check on a timer, so it is then in
+     * {@code TIMED_WAITING}, or {@code WAITING} on a lock).
+     *
+     * @param thread a started thread that is about to wait
+     * @throws InterruptedException if interrupted while polling its state
+     */
+    public static void untilAsleep(Thread thread) throws InterruptedException {
+        Thread.State state;
+        while ((state = thread.getState()) != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
             Thread.sleep(1);
         }
-        return waiter;
     }
 }

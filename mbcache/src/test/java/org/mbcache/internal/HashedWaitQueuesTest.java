@@ -55,6 +55,22 @@ class HashedWaitQueuesTest {
     }
 
     @Test
+    void aWaiterFindsItsConditionTrueEvenIfTheWakeUpNeverCame() throws Exception {
+        AtomicBoolean done = new AtomicBoolean();
+        Object waitedOn = new Object();
+        CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                return queues.await(waitedOn, done::get, Long.MAX_VALUE);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(20);
+        done.set(true); // and no wake(): as when wake() itself failed
+        assertTrue(waiter.get(5, TimeUnit.SECONDS));
+    }
+
+    @Test
     void aWakeForAnotherObjectOnTheSameQueueDoesNotEndTheWait() throws Exception {
         Object mine = new Object();
         Object other = new Object();
