@@ -15,6 +15,23 @@ class HashedWaitQueuesTest {
 
     private final HashedWaitQueues queues = new HashedWaitQueues(0); // one queue: every object shares it
 
+    /** What a waiting thread runs: an {@code await} call. */
+    @FunctionalInterface
+    private interface Wait {
+        boolean await() throws InterruptedException;
+    }
+
+    /** Runs {@code wait} on a thread of the common pool; its result, or its interruption as an error. */
+    private static CompletableFuture<Boolean> waiting(Wait wait) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return wait.await();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
     @Test
     void queueBitsOutOfRangeAreRejected() {
         assertThrows(IllegalArgumentException.class, () -> new HashedWaitQueues(-1));
@@ -41,13 +58,7 @@ class HashedWaitQueuesTest {
     void wakeAfterTheConditionChangedWakesTheWaiter() throws Exception {
         AtomicBoolean done = new AtomicBoolean();
         Object waitedOn = new Object();
-        CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> {
-            try {
-                return queues.await(waitedOn, done::get, Long.MAX_VALUE);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Boolean> waiter = waiting(() -> queues.await(waitedOn, done::get, Long.MAX_VALUE));
         Thread.sleep(20);
         done.set(true);
         queues.wake(waitedOn);
@@ -58,13 +69,7 @@ class HashedWaitQueuesTest {
     void aWaiterFindsItsConditionTrueEvenIfTheWakeUpNeverCame() throws Exception {
         AtomicBoolean done = new AtomicBoolean();
         Object waitedOn = new Object();
-        CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> {
-            try {
-                return queues.await(waitedOn, done::get, Long.MAX_VALUE);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Boolean> waiter = waiting(() -> queues.await(waitedOn, done::get, Long.MAX_VALUE));
         Thread.sleep(20);
         done.set(true); // and no wake(): as when wake() itself failed
         assertTrue(waiter.get(5, TimeUnit.SECONDS));
@@ -74,13 +79,7 @@ class HashedWaitQueuesTest {
     void aWakeForAnotherObjectOnTheSameQueueDoesNotEndTheWait() throws Exception {
         Object mine = new Object();
         Object other = new Object();
-        CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> {
-            try {
-                return queues.await(mine, () -> false, 200, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Boolean> waiter = waiting(() -> queues.await(mine, () -> false, 200, TimeUnit.MILLISECONDS));
         Thread.sleep(20);
         queues.wake(other);
         assertFalse(waiter.get(5, TimeUnit.SECONDS), "a spurious wake-up must re-check the condition");
@@ -92,13 +91,7 @@ class HashedWaitQueuesTest {
         CompletableFuture<?>[] waiters = new CompletableFuture<?>[3];
         for (int i = 0; i < waiters.length; i++) {
             Object waitedOn = new Object();
-            waiters[i] = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return queues.await(waitedOn, closed::get, Long.MAX_VALUE);
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            waiters[i] = waiting(() -> queues.await(waitedOn, closed::get, Long.MAX_VALUE));
         }
         Thread.sleep(20);
         closed.set(true);
