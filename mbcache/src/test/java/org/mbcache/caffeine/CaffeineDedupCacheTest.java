@@ -17,6 +17,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -613,6 +614,29 @@ class CaffeineDedupCacheTest {
         waiter.interrupt();
         assertFalse(stuck, "a waiter still sleeps in waitUnused of a broken cache");
         assertTrue(ended.get() instanceof AssertionError, "the waiter ended with " + ended.get());
+    }
+
+    @Test
+    void aReleaseWhoseWakeUpFailedStillQueuesTheEntryForUnpinning() throws Exception {
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build()) {
+            WaitQueueFaults faults = WaitQueueFaults.injectInto(cache);
+            cache.create(KEY, 1, true);
+            cache.create(KEY + 1, 2, true);
+            CacheEntry released = cache.get(KEY, 1);
+            CacheEntry waitedFor = cache.get(KEY + 1, 2);
+            CacheEntry otherHolder = cache.get(KEY + 1, 2);
+            AtomicBoolean returned = new AtomicBoolean();
+            Thread waiter = WaitQueueFaults.waiterFor(cache, waitedFor, returned); // on the shared queue
+            faults.arm();
+            assertThrows(OutOfMemoryError.class, () -> cache.release(released)); // only the cache holds it now
+            faults.disarm();
+            // Still pinned, so Caffeine cannot evict it: only the unpin stack can change that.
+            assertEquals(1, cache.unpinBacklog(), "the released entry was not queued for unpinning");
+            cache.release(otherHolder);
+            waiter.join(10_000);
+            assertTrue(returned.get());
+            cache.release(waitedFor);
+        }
     }
 
     @Test

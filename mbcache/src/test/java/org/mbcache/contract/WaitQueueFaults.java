@@ -2,6 +2,7 @@ package org.mbcache.contract;
 
 import java.lang.reflect.Field;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
@@ -10,9 +11,9 @@ import org.mbcache.DedupCache;
 
 /**
  * Fault injection into a backend's {@code waitUnused} queues (its {@code unusedWaiters} field, a
- * {@code HashedWaitQueues}), by reflection: each queue gets a lock whose next {@code lock()}, once
- * armed, throws {@link OutOfMemoryError}, as a contended lock's node allocation can. That is the one
- * allocation a wake-up makes.
+ * {@code HashedWaitQueues}), by reflection: every object is made to share the first queue, which gets
+ * a lock whose next {@code lock()}, once armed, throws {@link OutOfMemoryError}, as a contended
+ * lock's node allocation can. That is the one allocation a wake-up makes.
  */
 public final class WaitQueueFaults {
 
@@ -44,16 +45,17 @@ public final class WaitQueueFaults {
     public static WaitQueueFaults injectInto(DedupCache cache) throws ReflectiveOperationException {
         WaitQueueFaults faults = new WaitQueueFaults();
         Object waitQueues = field(cache, "unusedWaiters");
-        for (Object queue : (Object[]) field(waitQueues, "queues")) {
-            FailingLock lock = new FailingLock();
-            setField(queue, "lock", lock);
-            setField(queue, "changed", lock.newCondition());
-            faults.locks.add(lock);
-        }
+        Object[] queues = (Object[]) field(waitQueues, "queues");
+        // One queue for every object: then a wake-up for any entry meets any waiter, and fails.
+        Arrays.fill(queues, queues[0]);
+        FailingLock lock = new FailingLock();
+        setField(queues[0], "lock", lock);
+        setField(queues[0], "changed", lock.newCondition());
+        faults.locks.add(lock);
         return faults;
     }
 
-    /** The next wake-up of each queue throws. */
+    /** The next wake-up that finds a waiter throws. */
     public void arm() {
         locks.forEach(lock -> lock.armed.set(true));
     }
