@@ -50,7 +50,7 @@ final class Lru {
     private final StripedCounter deadEntries;
 
     Lru(long deadEntriesBatch) {
-        int stacks = StripedCounter.stripeCount();
+        int stacks = StripedStatistics.stripeCount();
         appendTops = new Entry[(stacks + 1) * STRIDE];
         stackMask = stacks - 1;
         deadEntries = new StripedCounter(deadEntriesBatch);
@@ -61,7 +61,7 @@ final class Lru {
      * A CAS loop of two accesses and no allocation: nothing can leave it half done.
      */
     void append(Entry entry) {
-        int slot = (StripedCounter.stripeOfCurrentThread(stackMask) + 1) * STRIDE;
+        int slot = (StripedStatistics.stripeOfCurrentThread(stackMask) + 1) * STRIDE;
         for (;;) {
             Entry top = lvTop(slot);
             entry.spLruNext(top); // plain: published by the CAS below (volatile, so release)

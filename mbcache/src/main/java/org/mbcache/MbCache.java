@@ -141,9 +141,9 @@ public final class MbCache implements DedupCache {
      * (listing, counting, the creator's release) before anything that may allocate (flight-recorder
      * events); the request withdrawal after a failed allocation is one shallow allocation-free
      * method, unlock is one load and one store, and the append push is a two-step CAS loop with
-     * nothing pending between its steps. A failed wake-up leaves the entry's waiters bit set for the
-     * next release, and the waiters re-check on their own every 100 ms in case none comes; a
-     * close() that failed part-way is finished by the next close(). A
+     * nothing pending between its steps. Waiters re-check on their own every 100 ms, so a wake-up
+     * that failed costs them at most that; a close() that failed part-way is finished by the next
+     * close(). A
      * StackOverflowError is not survived: a lock bit taken or a claim made just before the stack ran
      * out can stay behind (the JDK keeps its own locks out of that with the internal
      * ReservedStackAccess annotation, which a library cannot use). An executor that
@@ -513,7 +513,7 @@ public final class MbCache implements DedupCache {
      * {@code maxEntries} (1 for small caches, where the estimate is then exact).
      */
     private static long deadEntriesBatch(long maxEntries) {
-        long perStripe = maxEntries / (8L * StripedCounter.stripeCount());
+        long perStripe = maxEntries / (8L * StripedStatistics.stripeCount());
         return Math.max(1, Long.highestOneBit(Math.min(64, Math.max(1, perStripe))));
     }
 
@@ -1106,15 +1106,10 @@ public final class MbCache implements DedupCache {
         int state = entry.releaseReference();
         if ((state & Entry.WAITERS) != 0 && Entry.count(state) <= 2) {
             entry.setFlag(Entry.WAITERS, false);
-            try {
-                unusedWaiters.wake(entry);
-            } catch (Throwable wakeFailure) {
-                // The queue lock's node allocation failed. The reference is dropped all the same
-                // (the caller must not release again). The bit, set again, has the next release
-                // wake them; without one, each waiter re-checks by itself (HashedWaitQueues).
-                entry.setFlag(Entry.WAITERS, true);
-                throw wakeFailure;
-            }
+            // If this throws (the queue lock's node allocation), the reference is dropped all the
+            // same, and the waiters find the entry unused at their next re-check (HashedWaitQueues),
+            // which also sets the bit again for whoever still waits.
+            unusedWaiters.wake(entry);
         }
     }
 

@@ -5,9 +5,9 @@ import java.lang.invoke.VarHandle;
 import java.util.Objects;
 
 /**
- * A fixed set of exact event counters (hits, misses, refusals...) split into per-thread stripes, one
- * cache line pair per stripe holding every counter of the set, allocated once, when the cache is
- * built.
+ * A fixed set of exact counters (hits, misses, refusals...) split into per-thread stripes, each
+ * stripe on cache lines of its own and holding every counter of the set, allocated once, with the
+ * cache; also where the cache's other per-thread structures get their stripes ({@link #stripeOf}).
  *
  * <p>Why not {@link java.util.concurrent.atomic.LongAdder}: a LongAdder allocates its cells the
  * first time two threads collide on it, so an {@code increment} can throw {@link OutOfMemoryError}.
@@ -16,10 +16,9 @@ import java.util.Objects;
  * create behind. An {@link #add} here allocates nothing and cannot fail. It is also one line per
  * thread for all the counters of the set, instead of one per counter.
  *
- * <p>A thread adds to the stripe its id picks ({@link StripedCounter#stripeOf}), atomically
- * ({@code getAndAdd}), so two threads sharing a stripe lose nothing. {@link #sum} reads every
- * stripe: exact once the adders are quiet; while they are not, it may miss adds that overlap the
- * read, the same promise a LongAdder makes.
+ * <p>A thread adds to the stripe its id picks, atomically ({@code getAndAdd}), so two threads
+ * sharing a stripe lose nothing. {@link #sum} reads every stripe: exact once the adders are quiet;
+ * while they are not, it may miss adds that overlap the read, the same promise a LongAdder makes.
  *
  * <p>Memory ordering: every access to a cell is a volatile-mode {@link VarHandle} access; the
  * counters order nothing else.
@@ -28,6 +27,7 @@ final class StripedStatistics {
     private static final VarHandle CELL = MethodHandles.arrayElementVarHandle(long[].class);
     /** Stripes 16 longs (128 bytes) apart: apart also for the adjacent-line prefetcher. */
     private static final int STRIDE = 16;
+    private static final int MAX_STRIPES = 256;
 
     private final long[] cells;
     private final int mask;
@@ -42,17 +42,56 @@ final class StripedStatistics {
         if (counters < 1 || counters > STRIDE) {
             throw new IllegalArgumentException("counters must be 1 to " + STRIDE + ", was " + counters);
         }
-        int stripes = StripedCounter.stripeCount();
+        int stripes = stripeCount();
         // One stripe more than used, first: the array's header and its neighbour stay off stripe 0.
         this.cells = new long[(stripes + 1) * STRIDE];
         this.mask = stripes - 1;
         this.counters = counters;
     }
 
+    /** Stripes for this machine: eight per processor, a power of two, between 16 and 256. */
+    static int stripeCount() {
+        int wanted = 8 * Runtime.getRuntime().availableProcessors();
+        int stripes = 16;
+        while (stripes < wanted && stripes < MAX_STRIPES) {
+            stripes <<= 1;
+        }
+        return stripes;
+    }
+
+    /** The stripe of the calling thread among {@code mask + 1}: {@link #stripeOf} its id. */
+    @SuppressWarnings("deprecation") // Thread.getId: threadId() arrived in Java 19, this targets 17
+    static int stripeOfCurrentThread(int mask) {
+        return stripeOf(Thread.currentThread().getId(), mask);
+    }
+
+    /**
+     * The stripe of a thread id among {@code mask + 1} (a power of two): Fibonacci hashing, the top
+     * bits of {@code id * 2^32 / phi}. Consecutive ids (threads started together, such as a pool's)
+     * then land far apart, and with 16 stripes or more (always, here) never on one stripe: the
+     * multiples of the golden ratio are the most evenly spread sequence there is. The mix this
+     * replaced (the low bits of the same product, folded) put one pair of consecutive ids in four
+     * or five on one stripe, so two threads of a pool often shared an append stack and a
+     * dead-entry cell.
+     */
+    static int stripeOf(long id, int mask) {
+        int bits = Integer.bitCount(mask);
+        return bits == 0 ? 0 : ((int) id * 0x9E3779B9) >>> (32 - bits);
+    }
+
     /** Adds {@code delta} to counter {@code counter} in the calling thread's stripe. Never allocates. */
     void add(int counter, long delta) {
-        int stripe = StripedCounter.stripeOfCurrentThread(mask) + 1;
-        CELL.getAndAdd(cells, stripe * STRIDE + Objects.checkIndex(counter, counters), delta);
+        getAndAdd(counter, delta);
+    }
+
+    /**
+     * Adds {@code delta} to counter {@code counter} in the calling thread's stripe. Never allocates.
+     *
+     * @return that stripe's cell before the add
+     */
+    long getAndAdd(int counter, long delta) {
+        int stripe = stripeOfCurrentThread(mask) + 1;
+        return (long) CELL.getAndAdd(cells, stripe * STRIDE + Objects.checkIndex(counter, counters), delta);
     }
 
     /** Counter {@code counter}'s sum over every stripe: exact once the adders are quiet. */
@@ -63,5 +102,17 @@ final class StripedStatistics {
             sum += (long) CELL.getVolatile(cells, i + offset);
         }
         return sum;
+    }
+
+    /** How many stripes each counter is split into. */
+    int stripes() {
+        return mask + 1;
+    }
+
+    /** Resets every counter to zero. Only while nobody adds (close). */
+    void reset() {
+        for (int i = 0; i < cells.length; i++) {
+            CELL.setVolatile(cells, i, 0L);
+        }
     }
 }

@@ -1,7 +1,6 @@
 package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -57,26 +56,6 @@ class StripedCounterTest {
         counter.reset();
         assertEquals(0, counter.sum());
         assertEquals(0, counter.estimate());
-    }
-
-    @Test
-    void threadsWithConsecutiveIdsNeverShareAStripe() {
-        for (int mask : new int[] {15, 31, 63, 127, 255}) {
-            for (long id = 0; id < 100_000; id++) {
-                assertNotEquals(StripedCounter.stripeOf(id, mask), StripedCounter.stripeOf(id + 1, mask),
-                        "ids " + id + " and " + (id + 1) + " of " + (mask + 1) + " stripes");
-                assertNotEquals(StripedCounter.stripeOf(id, mask), StripedCounter.stripeOf(id + 2, mask),
-                        "ids " + id + " and " + (id + 2) + " of " + (mask + 1) + " stripes");
-            }
-        }
-    }
-
-    @Test
-    void everyStripeIsInRange() {
-        for (long id = 0; id < 10_000; id++) {
-            int stripe = StripedCounter.stripeOf(id, 15);
-            assertTrue(stripe >= 0 && stripe < 16, "stripe " + stripe);
-        }
     }
 
     @Test

@@ -1,13 +1,17 @@
 package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 import org.mbcache.contract.ConcurrentRounds;
 
-/** The cache's event counters: exact once quiet, independent of each other, and never allocating. */
+/**
+ * The cache's event counters: exact once quiet, independent of each other, and never allocating; and
+ * the stripes every per-thread structure of the cache is split into.
+ */
 class StripedStatisticsTest {
 
     @Test
@@ -49,5 +53,25 @@ class StripedStatisticsTest {
         assertThrows(IndexOutOfBoundsException.class, () -> statistics.sum(-1));
         assertThrows(IllegalArgumentException.class, () -> new StripedStatistics(0));
         assertThrows(IllegalArgumentException.class, () -> new StripedStatistics(17));
+    }
+
+    @Test
+    void threadsWithConsecutiveIdsNeverShareAStripe() {
+        for (int mask : new int[] {15, 31, 63, 127, 255}) {
+            for (long id = 0; id < 100_000; id++) {
+                assertNotEquals(StripedStatistics.stripeOf(id, mask), StripedStatistics.stripeOf(id + 1, mask),
+                        "ids " + id + " and " + (id + 1) + " of " + (mask + 1) + " stripes");
+                assertNotEquals(StripedStatistics.stripeOf(id, mask), StripedStatistics.stripeOf(id + 2, mask),
+                        "ids " + id + " and " + (id + 2) + " of " + (mask + 1) + " stripes");
+            }
+        }
+    }
+
+    @Test
+    void everyStripeIsInRange() {
+        for (long id = 0; id < 10_000; id++) {
+            int stripe = StripedStatistics.stripeOf(id, 15);
+            assertTrue(stripe >= 0 && stripe < 16, "stripe " + stripe);
+        }
     }
 }

@@ -316,6 +316,21 @@ class UnpinStackTest {
         }
     }
 
+    /** The pushers' parts, each counting {@code done} down when it ends; more parts may be added. */
+    private static List<Runnable> pushersCountingDown(Ledger ledger, UnpinStack stack, CountDownLatch done) {
+        List<Runnable> parts = new ArrayList<>();
+        for (Runnable pusher : pushersAnd(ledger, stack)) {
+            parts.add(() -> {
+                try {
+                    pusher.run();
+                } finally {
+                    done.countDown();
+                }
+            });
+        }
+        return parts;
+    }
+
     /** The pushers' parts and, after them, the given others. */
     private static List<Runnable> pushersAnd(Ledger ledger, UnpinStack stack, Runnable... others) {
         List<Runnable> parts = new ArrayList<>();
@@ -360,16 +375,7 @@ class UnpinStackTest {
             throw new AssertionError("no push may schedule a drain here");
         }), ledger::unpin);
         CountDownLatch pushersDone = new CountDownLatch(PUSHERS);
-        List<Runnable> parts = new ArrayList<>();
-        for (Runnable pusher : pushersAnd(ledger, stack)) {
-            parts.add(() -> {
-                try {
-                    pusher.run();
-                } finally {
-                    pushersDone.countDown();
-                }
-            });
-        }
+        List<Runnable> parts = pushersCountingDown(ledger, stack, pushersDone);
         parts.add(() -> {
             while (pushersDone.getCount() > 0 && !Thread.currentThread().isInterrupted()) {
                 stack.drainAllNow();
@@ -404,16 +410,7 @@ class UnpinStackTest {
             }
         });
         CountDownLatch pushersDone = new CountDownLatch(PUSHERS);
-        List<Runnable> parts = new ArrayList<>();
-        for (Runnable pusher : pushersAnd(ledger, stack)) {
-            parts.add(() -> {
-                try {
-                    pusher.run();
-                } finally {
-                    pushersDone.countDown();
-                }
-            });
-        }
+        List<Runnable> parts = pushersCountingDown(ledger, stack, pushersDone);
         parts.add(() -> {
             lateRunner[0] = Thread.currentThread();
             while (!Thread.currentThread().isInterrupted()) {
