@@ -187,7 +187,9 @@ class MbCacheFloodTest {
 
     /**
      * How the default cap was chosen, checked: random keys at twice maxEntries (the most a cache
-     * holds before every create reclaims) never reach it, for the default load and a crowded one.
+     * holds before every create reclaims) never reach it, for the default load and a crowded one. The
+     * seed is fixed: about 2 random seeds in a million are multipliers so near a fraction with a small
+     * denominator that they crowd these 32-bit keys into a few buckets (most often at 2^14 buckets).
      */
     @Test
     void honestChainsAtTwiceMaxEntriesStayBelowTheDefaultCap() {
@@ -197,7 +199,7 @@ class MbCacheFloodTest {
             int bits = (int) configuration[0];
             long maxEntries = configuration[1];
             int cap = MbCache.defaultChainCap(maxEntries, bits);
-            try (MbCache cache = MbCache.builder().bucketBits(bits).maxEntries(maxEntries)
+            try (MbCache cache = MbCache.builder().bucketBits(bits).maxEntries(maxEntries).hashSeed(42)
                     .executor(task -> {}).build()) {
                 int[] perBucket = new int[1 << bits];
                 int longest = 0;
