@@ -183,7 +183,12 @@ public final class MbCache implements DedupCache {
      * {@code max(32, 2m + 16)} with probability below 1e-10 per bucket for every {@code m} (worst
      * near m = 8 to 16; 3e-13 at m = 32, the default load): a table of a million buckets at twice
      * its maxEntries sees one chain reach the cap with odds below 1 in 10,000. The work of any one
-     * operation stays within a small multiple of an honest chain's.
+     * operation stays within a small multiple of an honest chain's. That is for a typical seed: a
+     * 2-independent index promises pairs, not the longest chain, and roughly one seed in
+     * {@code 2^32 / buckets} (one in 4,000 at a million buckets, one in 4 million at ext4's 1,024;
+     * simulated) draws a multiplier near a fraction with a small denominator, which crowds even
+     * random keys into part of the table. Such a cache stays correct and bounded; its crowded chains
+     * lose old entries to the cap, which {@code chainCapReclaims} shows.
      */
     static int defaultChainCap(long maxEntries, int bucketBits) {
         long buckets = 1L << bucketBits;
