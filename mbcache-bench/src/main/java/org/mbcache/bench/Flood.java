@@ -4,13 +4,10 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
-import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.SplittableRandom;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
@@ -165,10 +162,10 @@ public final class Flood {
                          double victimBeforeMeanNs, double victimDuringMeanNs, long samples, long gcRounds,
                          long preemptedRounds) {
         /**
-         * The line's fields, in order: the record's components, each written as {@code name=value}
-         * and read back by its name, so that the record's header is the one place that names them.
+         * The line: {@code FLOOD}, then every component as {@code name=value}, read back by its
+         * name, so that the record's header is the one place that names the fields.
          */
-        private static final RecordComponent[] FIELDS = Result.class.getRecordComponents();
+        private static final ResultLine<Result> LINE = ResultLine.named(Result.class, "FLOOD");
 
         /** The attacker's create over an honest new create at the same fill (medians). */
         public double attackerRatio() {
@@ -192,15 +189,7 @@ public final class Flood {
 
         /** The line the child JVM prints: {@code FLOOD} and one {@code name=value} a component. */
         public String line() {
-            StringBuilder b = new StringBuilder("FLOOD");
-            for (RecordComponent field : FIELDS) {
-                try {
-                    b.append(' ').append(field.getName()).append('=').append(field.getAccessor().invoke(this));
-                } catch (ReflectiveOperationException e) {
-                    throw new IllegalStateException("a record's public accessor failed: " + field, e);
-                }
-            }
-            return b.toString();
+            return LINE.line(this);
         }
 
         /**
@@ -209,49 +198,7 @@ public final class Flood {
          * @throws IllegalArgumentException if the line is not a FLOOD line or lacks a field
          */
         public static Result parse(String line) {
-            if (!line.startsWith("FLOOD ")) {
-                throw new IllegalArgumentException("not a FLOOD line: " + line);
-            }
-            Map<String, String> f = new LinkedHashMap<>();
-            for (String kv : line.substring(6).trim().split(" +")) {
-                int eq = kv.indexOf('=');
-                if (eq > 0) {
-                    f.put(kv.substring(0, eq), kv.substring(eq + 1));
-                }
-            }
-            Object[] values = new Object[FIELDS.length];
-            Class<?>[] types = new Class<?>[FIELDS.length];
-            for (int i = 0; i < FIELDS.length; i++) {
-                String value = f.get(FIELDS[i].getName());
-                if (value == null) {
-                    throw new IllegalArgumentException("FLOOD line without " + FIELDS[i].getName());
-                }
-                types[i] = FIELDS[i].getType();
-                try {
-                    values[i] = valueOf(types[i], value);
-                } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("bad FLOOD line: " + line, e);
-                }
-            }
-            try {
-                return Result.class.getConstructor(types).newInstance(values);
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException("a record's canonical constructor failed", e);
-            }
-        }
-
-        /** A field's text as a value of its component's type. */
-        private static Object valueOf(Class<?> type, String text) {
-            if (type == String.class) {
-                return text;
-            }
-            if (type == long.class) {
-                return Long.parseLong(text);
-            }
-            if (type == double.class) {
-                return Double.parseDouble(text);
-            }
-            throw new IllegalStateException("no reader for a FLOOD field of " + type);
+            return LINE.parse(line);
         }
     }
 

@@ -21,6 +21,7 @@ import java.util.zip.ZipFile;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
 import org.mbcache.MbCache;
+import org.mbcache.bench.ResultLine.Field;
 import org.mbcache.caffeine.CaffeineDedupCache;
 
 /**
@@ -65,10 +66,18 @@ public final class FoundShare {
             return foundUnbounded == 0 ? Double.NaN : (double) foundCapped / foundUnbounded;
         }
 
+        /**
+         * The line: {@code FOUNDSHARE}, the backend, the counts, then the source with underscores
+         * for spaces (so that it is one field; it reads back with the underscores).
+         */
+        private static final ResultLine<Result> LINE = ResultLine.positional(Result.class, "FOUNDSHARE",
+                Field.of("backend"), Field.of("blocks"), Field.of("duplicates"),
+                Field.of("foundCapped"), Field.of("foundUnbounded"),
+                new Field("source", source -> source.toString().replace(' ', '_')));
+
         /** The line the child JVM prints. */
         public String line() {
-            return String.format(Locale.ROOT, "FOUNDSHARE %s %d %d %d %d %s", backend, blocks, duplicates, foundCapped,
-                    foundUnbounded, source.replace(' ', '_'));
+            return LINE.line(this);
         }
 
         /**
@@ -77,16 +86,7 @@ public final class FoundShare {
          * @throws IllegalArgumentException if it is not one
          */
         public static Result parse(String line) {
-            String[] f = line.trim().split(" ");
-            if (f.length != 7 || !f[0].equals("FOUNDSHARE")) {
-                throw new IllegalArgumentException("not a FOUNDSHARE line: " + line);
-            }
-            try {
-                return new Result(f[1], f[6], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4]),
-                        Integer.parseInt(f[5]));
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("bad FOUNDSHARE line: " + line, e);
-            }
+            return LINE.parse(line);
         }
     }
 

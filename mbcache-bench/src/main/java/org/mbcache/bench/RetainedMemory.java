@@ -3,9 +3,9 @@ package org.mbcache.bench;
 import com.github.benmanes.caffeine.cache.Cache;
 import java.lang.management.ManagementFactory;
 import java.lang.ref.Reference;
-import java.util.Locale;
 import java.util.concurrent.Executor;
 import org.mbcache.DedupCache;
+import org.mbcache.bench.ResultLine.Field;
 import org.openjdk.jol.info.GraphLayout;
 
 /**
@@ -21,13 +21,23 @@ public final class RetainedMemory {
 
     /** One backend's figures; NaN where a method failed. */
     public record Result(String backend, double jolBytesPerEntry, double heapBytesPerEntry) {
+        /** The line: {@code MEMORY}, the backend and both figures to two decimals. */
+        private static final ResultLine<Result> LINE = ResultLine.positional(Result.class, "MEMORY",
+                Field.of("backend"), Field.of("jolBytesPerEntry", "%.2f"),
+                Field.of("heapBytesPerEntry", "%.2f"));
+
+        /** The line the child JVM prints. */
         String line() {
-            return String.format(Locale.ROOT, "MEMORY %s %.2f %.2f", backend, jolBytesPerEntry, heapBytesPerEntry);
+            return LINE.line(this);
         }
 
+        /**
+         * Reads back a {@link #line()}.
+         *
+         * @throws IllegalArgumentException if it is not one
+         */
         static Result parse(String line) {
-            String[] f = line.trim().split(" ");
-            return new Result(f[1], Double.parseDouble(f[2]), Double.parseDouble(f[3]));
+            return LINE.parse(line);
         }
 
         /** The figure the targets use: JOL's when it worked, else the heap delta. */

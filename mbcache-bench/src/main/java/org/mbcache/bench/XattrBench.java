@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
+import org.mbcache.bench.ResultLine.Field;
 
 /**
  * A macro-benchmark modelled on the 2016 "xattr-bench" behind the mbcache rewrite: T threads
@@ -44,15 +45,23 @@ public final class XattrBench {
 
     /** One configuration's result. */
     public record Result(String backend, int threads, int values, double opsPerSec, long blocksStored, String check) {
+        /** The line: {@code XATTR}, then the fields in this order; {@code check} takes the rest of the line. */
+        private static final ResultLine<Result> LINE = ResultLine.positional(Result.class, "XATTR",
+                Field.of("backend"), Field.of("threads"), Field.of("values"),
+                Field.of("opsPerSec", "%.1f"), Field.of("blocksStored"), Field.of("check"));
+
+        /** The line the child JVM prints. */
         String line() {
-            return String.format(Locale.ROOT, "XATTR %s %d %d %.1f %d %s", backend, threads, values, opsPerSec,
-                    blocksStored, check);
+            return LINE.line(this);
         }
 
+        /**
+         * Reads back a {@link #line()}.
+         *
+         * @throws IllegalArgumentException if it is not one
+         */
         static Result parse(String line) {
-            String[] f = line.trim().split(" ", 7);
-            return new Result(f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Double.parseDouble(f[4]),
-                    Long.parseLong(f[5]), f[6]);
+            return LINE.parse(line);
         }
     }
 

@@ -51,9 +51,17 @@ class FloodTest {
     }
 
     @Test
-    void resultLinesRoundTrip() {
+    void aResultLineReadsBackAsTheSameResult() {
         assertEquals(DISTINCT_FIGURES, Flood.Result.parse(DISTINCT_FIGURES.line()));
+    }
+
+    @Test
+    void aFloodLineWithOnlySomeOfTheFieldsIsRejected() {
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("FLOOD backend=mbcache"));
+    }
+
+    @Test
+    void anotherBenchmarksLineIsNotReadAsAFloodResult() {
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("XATTR mbcache"));
     }
 

@@ -34,11 +34,25 @@ class FoundShareTest {
     }
 
     @Test
-    void resultLinesRoundTrip() {
+    void aResultLineReadsBackAsTheSameResult() {
         FoundShare.Result r = new FoundShare.Result("caffeine", "/x/src.zip", 100, 10, 9, 10);
         assertEquals(r, FoundShare.Result.parse(r.line()));
-        assertEquals(0.9, r.share(), 1e-12);
+    }
+
+    @Test
+    void aFoundShareLineIsTheTagThenTheCountsThenTheSourceWithUnderscoresForSpaces() {
+        assertEquals("FOUNDSHARE caffeine 100 10 9 10 /x/my_src.zip",
+                new FoundShare.Result("caffeine", "/x/my src.zip", 100, 10, 9, 10).line());
+    }
+
+    @Test
+    void aLineWithTooFewFieldsIsRejected() {
         assertThrows(IllegalArgumentException.class, () -> FoundShare.Result.parse("FOUNDSHARE x"));
+    }
+
+    @Test
+    void theShareIsWhatTheCapFindsOverWhatAnUnboundedIndexFinds() {
+        assertEquals(0.9, new FoundShare.Result("caffeine", "/x/src.zip", 100, 10, 9, 10).share(), 1e-12);
     }
 
     @Test

@@ -73,16 +73,6 @@ class QuickRunTest {
     }
 
     @Test
-    void xattrLinesRoundTrip() {
-        XattrBench.Result r = new XattrBench.Result("mbcache-allocfirst", 4, 1000, 12345.5, 77, "ok");
-        assertEquals(r, XattrBench.Result.parse(r.line()));
-        RetainedMemory.Result m = new RetainedMemory.Result("caffeine-raw", Double.NaN, 131.25);
-        RetainedMemory.Result back = RetainedMemory.Result.parse(m.line());
-        assertEquals(131.25, back.heapBytesPerEntry(), 0.0);
-        assertEquals(131.25, back.bytesPerEntry(), 0.0);
-    }
-
-    @Test
     void keyIndexIsInRangeAndSkewed() {
         int n = 1 << 16;
         int[] u = KeyIndex.generate(KeyIndex.UNIFORM, n, 1);

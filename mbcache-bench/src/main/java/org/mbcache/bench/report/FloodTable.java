@@ -2,6 +2,8 @@ package org.mbcache.bench.report;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.mbcache.bench.Flood;
 import org.mbcache.bench.FoundShare;
 
@@ -10,28 +12,63 @@ public final class FloodTable {
     private FloodTable() {}
 
     /**
+     * A column of a table: its header, whether its cells (figures) align right and how a row
+     * writes its cell.
+     */
+    record Column<R>(String header, boolean alignRight, Function<R, String> cell) {
+        /** A column of text, left-aligned. */
+        static <R> Column<R> text(String header, Function<R, String> cell) {
+            return new Column<>(header, false, cell);
+        }
+
+        /** A column of figures, right-aligned. */
+        static <R> Column<R> figures(String header, Function<R, String> cell) {
+            return new Column<>(header, true, cell);
+        }
+    }
+
+    /** The flood table's columns, in order. */
+    private static final List<Column<Flood.Result>> FLOOD_COLUMNS = List.of(
+            Column.text("flood", Flood.Result::flood),
+            Column.figures("maxEntries", r -> count(r.maxEntries())),
+            Column.text("backend", Flood.Result::backend),
+            Column.figures("attacker create ns", r -> withMean(r.attackerNs(), r.attackerMeanNs())),
+            Column.figures("honest new create ns", r -> withMean(r.honestCreateNs(), r.honestCreateMeanNs())),
+            Column.figures("attacker ÷ honest", r -> ratio(r.attackerRatio())),
+            Column.figures("victim ns before", r -> withMean(r.victimBeforeNs(), r.victimBeforeMeanNs())),
+            Column.figures("victim ns during", r -> withMean(r.victimDuringNs(), r.victimDuringMeanNs())),
+            Column.figures("victims during ÷ before", r -> ratio(r.victimRatio())),
+            Column.figures("honest ns before", r -> ResultTable.fmt(r.honestBeforeNs())),
+            Column.figures("honest ns during", r -> ResultTable.fmt(r.honestDuringNs())),
+            Column.figures("honest during ÷ before", r -> ratio(r.honestRatio())),
+            Column.figures("honest p99.9 ns before", r -> ResultTable.fmt(r.honestP999BeforeNs())),
+            Column.figures("honest p99.9 ns during", r -> ResultTable.fmt(r.honestP999DuringNs())),
+            Column.figures("p99.9 during ÷ before", r -> ratio(r.honestP999Ratio())),
+            Column.figures("victim p99.9 ns before", r -> ResultTable.fmt(r.victimP999BeforeNs())),
+            Column.figures("victim p99.9 ns during", r -> ResultTable.fmt(r.victimP999DuringNs())),
+            Column.figures("attacker creates (of planned)",
+                    r -> count(r.attackerCreates()) + " (of " + count(r.plannedCreates()) + ")"),
+            Column.figures("chain-cap reclaims", r -> count(r.chainCapReclaims())),
+            Column.figures("single-op samples", r -> count(r.samples())),
+            Column.figures("rounds dropped (GC / preempted)",
+                    r -> count(r.gcRounds()) + " / " + count(r.preemptedRounds())));
+
+    /** The found-share table's columns, in order. */
+    private static final List<Column<FoundShare.Result>> FOUND_SHARE_COLUMNS = List.of(
+            Column.text("backend", FoundShare.Result::backend),
+            Column.figures("blocks", r -> count(r.blocks())),
+            Column.figures("duplicates", r -> count(r.duplicates())),
+            Column.figures("found, default cap", r -> count(r.foundCapped())),
+            Column.figures("found, unbounded", r -> count(r.foundUnbounded())),
+            Column.figures("share",
+                    r -> Double.isNaN(r.share()) ? "—" : String.format(Locale.ROOT, "%.2f%%", 100 * r.share())));
+
+    /**
      * One row per backend, size and kind of flood; times in ns per operation, medians with the
      * means in parentheses where kept, ratios during over before.
      */
     public static String markdown(List<Flood.Result> results) {
-        StringBuilder b = new StringBuilder();
-        b.append("| flood | maxEntries | backend | attacker create ns | honest new create ns | attacker ÷ honest"
-                + " | victim ns before | victim ns during | victims during ÷ before | honest ns before | honest ns during"
-                + " | honest during ÷ before | honest p99.9 ns before | honest p99.9 ns during | p99.9 during ÷ before"
-                + " | victim p99.9 ns before | victim p99.9 ns during | attacker creates (of planned) | chain-cap reclaims"
-                + " | single-op samples | rounds dropped (GC / preempted) |\n");
-        b.append("| --- | ---: | --- |").append(" ---: |".repeat(18)).append('\n');
-        for (Flood.Result r : results) {
-            b.append(String.format(Locale.ROOT, "| %s | %,d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s"
-                            + " | %s | %s | %,d (of %,d) | %,d | %,d | %,d / %,d |\n",
-                    r.flood(), r.maxEntries(), r.backend(), withMean(r.attackerNs(), r.attackerMeanNs()),
-                    withMean(r.honestCreateNs(), r.honestCreateMeanNs()), ratio(r.attackerRatio()),
-                    withMean(r.victimBeforeNs(), r.victimBeforeMeanNs()), withMean(r.victimDuringNs(), r.victimDuringMeanNs()),
-                    ratio(r.victimRatio()), ResultTable.fmt(r.honestBeforeNs()), ResultTable.fmt(r.honestDuringNs()),
-                    ratio(r.honestRatio()), ResultTable.fmt(r.honestP999BeforeNs()), ResultTable.fmt(r.honestP999DuringNs()),
-                    ratio(r.honestP999Ratio()), ResultTable.fmt(r.victimP999BeforeNs()), ResultTable.fmt(r.victimP999DuringNs()),
-                    r.attackerCreates(), r.plannedCreates(), r.chainCapReclaims(), r.samples(), r.gcRounds(), r.preemptedRounds()));
-        }
+        StringBuilder b = new StringBuilder(table(FLOOD_COLUMNS, results));
         b.append("\nOne thread. Medians (means in parentheses) of batches of ").append(Flood.BATCH)
                 .append(" operations timed together with System.nanoTime, per operation; p99.9 of single operations timed"
                 + " alone (one nanoTime pair included). Every kind of flood ran completely on a throwaway cache first"
@@ -56,19 +93,38 @@ public final class FloodTable {
 
     /** One row per backend: the share of duplicates the capped index finds of what an unbounded one finds. */
     public static String foundShareMarkdown(List<FoundShare.Result> results) {
-        StringBuilder b = new StringBuilder("| backend | blocks | duplicates | found, default cap | found, unbounded | share |\n"
-                + "| --- | ---: | ---: | ---: | ---: | ---: |\n");
-        for (FoundShare.Result r : results) {
-            b.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,d | %,d | %s |\n", r.backend(), r.blocks(),
-                    r.duplicates(), r.foundCapped(), r.foundUnbounded(),
-                    Double.isNaN(r.share()) ? "—" : String.format(Locale.ROOT, "%.2f%%", 100 * r.share())));
-        }
+        StringBuilder b = new StringBuilder(table(FOUND_SHARE_COLUMNS, results));
         String source = results.isEmpty() ? "" : results.get(0).source();
         b.append("\n4 KiB blocks of ").append(source).append(" (each file from a block boundary, zero-padded), CRC32C keys, "
                 + "ext4's find-compare-share-or-create, 16,384 entries (mbcache bucketBits 10), reclaim on the calling thread.\n");
         return b.toString();
     }
 
+    /**
+     * A markdown table: the columns' headers, their alignment, then one line a row with each
+     * column's cell.
+     */
+    static <R> String table(List<Column<R>> columns, List<R> rows) {
+        StringBuilder b = new StringBuilder();
+        line(b, columns, Column::header);
+        line(b, columns, c -> c.alignRight() ? "---:" : "---");
+        for (R r : rows) {
+            line(b, columns, c -> c.cell().apply(r));
+        }
+        return b.toString();
+    }
+
+    /** One line of a table: {@code | cell | cell |}, a cell a column. */
+    private static <R> void line(StringBuilder b, List<Column<R>> columns, Function<Column<R>, String> cell) {
+        b.append("| ").append(columns.stream().map(cell).collect(Collectors.joining(" | "))).append(" |\n");
+    }
+
+    /** A count with thousands separators. */
+    static String count(long n) {
+        return String.format(Locale.ROOT, "%,d", n);
+    }
+
+    /** A ratio to two decimals, or a dash where it is not finite. */
     static String ratio(double r) {
         return Double.isFinite(r) ? String.format(Locale.ROOT, "%.2f", r) : "—";
     }
