@@ -240,22 +240,27 @@ final class Buckets {
      * store is visible after it. The store-store fence then orders the odd version before every store
      * of the critical section (see the class comment). The opaque load first only reads the word to
      * compare against.
+     *
+     * @return the even version the bit was taken from: equal to a version an optimistic read
+     *     validated ({@link #versionWithout}) exactly when no critical section ran in between
      */
-    void lock(int b) {
+    long lock(int b) {
         long word = (long) LOCK_WORD.getOpaque(heads, b);
         if ((word & LOCKED) != 0 || !LOCK_WORD.weakCompareAndSetAcquire(heads, b, word, word + 1)) {
-            lockContended(b);
+            word = lockContended(b);
         }
         VarHandle.storeStoreFence();
+        return word & VERSION_MASK;
     }
 
-    private void lockContended(int b) {
+    /** {@link #lock} once the first try failed; returns the word the bit was taken from. */
+    private long lockContended(int b) {
         int spins = 0;
         for (;;) {
             // Opaque load: wait for the bit to clear without writing the contended line.
             long word = (long) LOCK_WORD.getOpaque(heads, b);
             if ((word & LOCKED) == 0 && LOCK_WORD.weakCompareAndSetAcquire(heads, b, word, word + 1)) {
-                return;
+                return word;
             }
             if (++spins < SPINS_BEFORE_YIELD) {
                 Thread.onSpinWait();
@@ -377,23 +382,40 @@ final class Buckets {
         return entry != RETRY_LOCKED && validate(b, version) ? null : RETRY_LOCKED;
     }
 
+    /** What {@link #versionWithout} answers when the pair was in the chain at a validated version. */
+    static final long CONTAINED = -1;
+    /** What {@link #versionWithout} answers when its read could not be validated. */
+    static final long UNKNOWN = -2;
+
     /**
-     * Optimistic {@link #indexOf}{@code >= 0}, for a create's duplicate check: {@code true} only if
-     * the pair was in the chain at a validated version, where a create would have been refused (an
-     * entry in its chain at a stable version is alive: see the class comment). {@code false} means
-     * absent <em>or unknown</em>: the caller decides under the lock. Writes nothing.
+     * Optimistic {@link #indexOf}, for a create's duplicate check. Writes nothing.
+     *
+     * @return {@link #CONTAINED} if the pair was in the chain at a validated version, where a create
+     *     would have been refused (an entry in its chain at a stable version is alive: see the class
+     *     comment); else the version (even, {@code >= 0}) at which the chain surely lacked it: if the
+     *     caller's {@link #lock} returns the same version, no critical section ran in between and the
+     *     chain still lacks it, so the caller need not scan it again; {@link #UNKNOWN} if the read
+     *     could not be validated: the caller decides under the lock
      */
-    boolean tryContains(int b, int key, long value) {
+    long versionWithout(int b, int key, long value) {
         long version = laVersion(b);
-        if ((version & LOCKED) != 0 || !mayHold(version, key)) {
-            return false;
+        if ((version & LOCKED) != 0) {
+            return UNKNOWN;
         }
-        Entry entry = readPair(b, key, value);
-        return entry != null && entry != RETRY_LOCKED && validate(b, version);
+        if (mayHold(version, key)) {
+            Entry entry = readPair(b, key, value);
+            if (!validate(b, version) || entry == RETRY_LOCKED) {
+                return UNKNOWN;
+            }
+            if (entry != null) {
+                return CONTAINED;
+            }
+        } // else the filter came with the version, in one load: nothing to validate
+        return version & VERSION_MASK;
     }
 
     /**
-     * The optimistic scan of {@link #tryGet} and {@link #tryContains}, newest first: the entry with
+     * The optimistic scan of {@link #tryGet} and {@link #versionWithout}, newest first: the entry with
      * exactly this pair as read, not yet validated; {@code null} if the read found none;
      * {@link #RETRY_LOCKED} if the read met fingerprints beyond the entries array it loaded.
      */

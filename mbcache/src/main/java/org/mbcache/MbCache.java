@@ -781,15 +781,21 @@ public final class MbCache implements DedupCache {
      * or requested (a duplicate), else the pair is now requested. A pair that an optimistic read
      * finds in its chain is refused there, without the bucket bit: the create linearizes at that
      * validated read, where the pair was cached. So a refused duplicate writes no line another
-     * thread writes, but for its own stripe of the refusal count.
+     * thread writes, but for its own stripe of the refusal count. A pair the read found absent is
+     * not looked for in the chain again under the bit if the bit was taken from the version the
+     * read validated: then no critical section ran in between, and the chain is the one read. (The
+     * request list, which the read does not see, is always checked.) That spares a new create one
+     * scan of its chain, which counts where a flood keeps the chain at its cap.
      */
     private boolean requestPair(int bucket, int key, long value) {
-        if (buckets.tryContains(bucket, key, value)) {
+        long versionWithout = buckets.versionWithout(bucket, key, value);
+        if (versionWithout == Buckets.CONTAINED) {
             return false;
         }
-        buckets.lock(bucket);
+        long lockedAt = buckets.lock(bucket);
         try {
-            if (buckets.hasRequest(bucket, key, value) || buckets.indexOf(bucket, key, value) >= 0) {
+            if (buckets.hasRequest(bucket, key, value)
+                    || (lockedAt != versionWithout && buckets.indexOf(bucket, key, value) >= 0)) {
                 return false;
             }
             buckets.addRequest(bucket, key, value);

@@ -2,6 +2,7 @@ package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -272,9 +273,40 @@ class BucketsTest {
         add(1, second);
         assertSame(older, buckets.tryGet(0, 1, first));
         older.releaseReference();
-        assertTrue(buckets.tryContains(0, 1, first));
-        assertTrue(buckets.tryContains(0, 1, second));
-        assertFalse(buckets.tryContains(0, 1, second + 1));
+        assertEquals(Buckets.CONTAINED, buckets.versionWithout(0, 1, first));
+        assertEquals(Buckets.CONTAINED, buckets.versionWithout(0, 1, second));
+        assertTrue(buckets.versionWithout(0, 1, second + 1) >= 0);
+    }
+
+    @Test
+    void theVersionAPairWasAbsentAtIsTheOneTheNextLockTakesIfNothingRanBetween() {
+        add(1, 10);
+        long absentAt = buckets.versionWithout(0, 1, 11);
+        assertTrue(absentAt >= 0);
+        assertEquals(absentAt, buckets.lock(0));
+        buckets.unlock(0);
+    }
+
+    @Test
+    void aCriticalSectionBetweenTheReadAndTheLockChangesTheVersionTheLockTakes() {
+        add(1, 10);
+        long absentAt = buckets.versionWithout(0, 1, 11);
+        buckets.lock(0);
+        buckets.unlock(0);
+        assertNotEquals(absentAt, buckets.lock(0));
+        buckets.unlock(0);
+    }
+
+    @Test
+    void aReadDuringACriticalSectionProvesNothing() {
+        add(1, 10);
+        buckets.lock(0);
+        try {
+            assertEquals(Buckets.UNKNOWN, buckets.versionWithout(0, 1, 11));
+            assertEquals(Buckets.UNKNOWN, buckets.versionWithout(0, 1, 10));
+        } finally {
+            buckets.unlock(0);
+        }
     }
 
     @Test
