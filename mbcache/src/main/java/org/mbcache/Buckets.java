@@ -91,6 +91,11 @@ import org.mbcache.MbCache.Entry;
  * visible before the odd version, which is why {@code StampedLock} fences there too.) Racy reads
  * never fault: keys come from one {@code int[]} that also holds their count, every published array's
  * count fits its own capacity, and an index into {@code entries[b]} is checked against that array.
+ * The version has 31 bits and wraps: a validation is fooled only if exactly a multiple of 2^31
+ * critical sections ran on the one bucket while the reader stalled between its two loads, which
+ * takes over a minute of nothing but writes to that bucket at the fastest a critical section
+ * runs (about 50 ns). The same holds for a create that carries an absence its optimistic read
+ * proved into its locked section ({@link #versionWithout}, {@link #lock}).
  *
  * <p>A hit takes its reference with increment-if-not-zero <em>before</em> it validates: if the
  * version is unchanged, no critical section ran between the first load and the CAS, so the entry was
