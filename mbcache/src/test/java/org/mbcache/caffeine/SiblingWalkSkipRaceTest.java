@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CyclicBarrier;
@@ -201,7 +202,7 @@ class SiblingWalkSkipRaceTest {
             cache.release(round.holdB);
             tearDown(cache, round);
         }
-        java.util.Arrays.sort(nanos, CALIBRATION_ROUNDS / 2, CALIBRATION_ROUNDS);
+        Arrays.sort(nanos, CALIBRATION_ROUNDS / 2, CALIBRATION_ROUNDS);
         return Math.max(1, nanos[CALIBRATION_ROUNDS * 3 / 4]); // the median of the warm half
     }
 
