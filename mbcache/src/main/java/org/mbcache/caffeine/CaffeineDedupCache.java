@@ -30,7 +30,10 @@ import org.mbcache.internal.Saturating;
  *
  * <p><b>Bounds.</b> Caffeine evicts unheld entries to keep about {@code maxEntries} of them
  * (Window TinyLFU instead of the kernel's second-chance LRU); an entry somebody holds is never
- * evicted and does not count against the bound. Seen from one thread, {@link #size()} never exceeds
+ * evicted and does not count against the bound. Unlike the kernel's list, TinyLFU's admission may
+ * evict the pair a create has just inserted, in the maintenance that create sets off: at the bound,
+ * a {@link #get} right after a successful {@link #create} can miss. That costs a later duplicate its
+ * match, nothing else. Seen from one thread, {@link #size()} never exceeds
  * {@code 2 * maxEntries} (saturated at {@link Long#MAX_VALUE}) plus the entries that are held and
  * the creates in flight on other threads: a create that finds the cache that large reclaims on its
  * own thread. One key keeps at most {@linkplain Builder#chainCap(int) chainCap} values that nobody
