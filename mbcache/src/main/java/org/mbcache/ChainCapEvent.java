@@ -41,7 +41,7 @@ final class ChainCapEvent extends Event {
     int key;
 
     @Label("Chain Length")
-    @Description("Entries in the chain (in the Caffeine backend: values of the key) when the create found it")
+    @Description("Entries in the chain when the create found it")
     int chainLength;
 
     @Label("Chain Cap")

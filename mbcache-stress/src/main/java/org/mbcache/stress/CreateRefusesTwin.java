@@ -15,7 +15,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * The in-progress request list (semantics 5): a create in progress refuses its twin. Under the request
+ * The in-progress request list (the contract, section 5): a create in progress refuses its twin. Under the request
  * list a twin that arrives while the winner allocates outside the lock is refused by the winner's
  * request, before the winner's entry is in the chain, so right after its refusal the twin may not find
  * the pair yet; with allocate-first a refusal means the twin saw the entry in the chain, so it must find

@@ -17,7 +17,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * Create vs deleteOrGet (semantics 6.4): {@code deleteOrGet} runs while the pair is being created, so it
+ * Create vs deleteOrGet (the contract, section 6.4): {@code deleteOrGet} runs while the pair is being created, so it
  * can meet the new entry in its chain before the entry is on the LRU list. It must not free the entry
  * early, and afterwards {@code size()} must equal the number of live entries and never go negative
  * (kernel fix 5fc4cbd9fde5: create starts the entry at count 2 and drops one only once it is listed).

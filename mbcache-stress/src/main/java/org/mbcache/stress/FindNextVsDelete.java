@@ -17,7 +17,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * A chain walk vs a delete (semantics 6.6): one thread walks the two colliding entries of a key with
+ * A chain walk vs a delete (the contract, section 6.6): one thread walks the two colliding entries of a key with
  * {@code findFirst} then {@code findNext}, while another deletes the second one. The walk must either
  * reach the entry and hold it (so the delete hands it back) or end cleanly after it is gone, and never
  * return a deleted entry or fail; guards {@code mb_cache_entry_find_next()}/{@code __entry_find()}

@@ -16,7 +16,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * Publication of a new entry (semantics 6.8): one thread creates a pair while another looks its key up.
+ * Publication of a new entry (the contract, section 6.8): one thread creates a pair while another looks its key up.
  * A lookup that finds the entry must see its key, value and reusable flag fully initialised, never a
  * default 0/false from an unsafely published object; guards the hashing of a fully built entry under
  * the bucket lock in {@code mb_cache_entry_create()} (mbcache2 rewrite, 2016, Jan Kara), for both create

@@ -15,7 +15,7 @@ import org.openjdk.jcstress.infra.results.III_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * Racing creators (semantics 6.1): two threads create the same (key, value) pair at once. Exactly one
+ * Racing creators (the contract, section 6.1): two threads create the same (key, value) pair at once. Exactly one
  * must be told it inserted the pair and exactly one entry must be cached afterwards; guards the
  * duplicate check of {@code mb_cache_entry_create()} (mbcache2 rewrite, 2016, Jan Kara) under both
  * create strategies.

@@ -16,7 +16,7 @@ import org.openjdk.jcstress.infra.results.III_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * Reclaim vs user (semantics 6.3): a reclaim pass runs while a user looks the only entry up and holds
+ * Reclaim vs user (the contract, section 6.3): a reclaim pass runs while a user looks the only entry up and holds
  * it. Reclaim may free the entry only if it claims it (count 1 to 0) before the lookup takes its
  * reference, and then the lookup must miss; it must never free an entry a caller holds (kernel fix
  * 58318914186c).

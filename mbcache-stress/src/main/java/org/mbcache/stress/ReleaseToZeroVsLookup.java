@@ -16,7 +16,7 @@ import org.openjdk.jcstress.infra.results.III_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * Release to zero vs lookup (semantics 6.9): the last sharer releases its reference and deletes the
+ * Release to zero vs lookup (the contract, section 6.9): the last sharer releases its reference and deletes the
  * pair, taking the count to zero, while another thread looks the pair up by {@code get}. A lookup that
  * still sees the dying entry in its chain must not take a reference to it (increment-if-not-zero), so
  * it never returns an entry whose count reached zero; guards {@code __entry_find()} and

@@ -16,7 +16,7 @@ import org.openjdk.jcstress.infra.results.III_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * Reuse vs release (semantics 6.2): one thread takes the cached block for reuse with
+ * Reuse vs release (the contract, section 6.2): one thread takes the cached block for reuse with
  * {@code findFirst} and holds it, while the last sharer of the same block calls {@code deleteOrGet}
  * on the pair. The deleter must get the held entry back instead of deleting it; deleting a held entry
  * let ext4 reuse a freed block and corrupted journals (ext4 fix 65f8b80053a1).

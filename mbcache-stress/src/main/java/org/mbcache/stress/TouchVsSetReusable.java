@@ -15,7 +15,7 @@ import org.openjdk.jcstress.infra.results.III_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * Touch vs setReusable (semantics 6.5): one thread touches an entry (sets its referenced flag) while
+ * Touch vs setReusable (the contract, section 6.5): one thread touches an entry (sets its referenced flag) while
  * another flips its reusable flag. Both updates must survive: the flags share a word in the kernel, and
  * a non-atomic read-modify-write lost the reusable update and made ext4 loop forever (kernel fix
  * a44e84a9b776, which made the flag updates atomic).

@@ -18,7 +18,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * waitUnused vs create (semantics 6.4 and 6.7 together): {@code deleteOrGet} can catch an entry while
+ * waitUnused vs create (the contract, sections 6.4 and 6.7 together): {@code deleteOrGet} can catch an entry while
  * {@code create} still holds its initial reference, and then ext4 waits for the entry to become unused.
  * The create's final drop of that reference is a release like any other and must wake the waiter; the
  * kernel's {@code mb_cache_entry_create()} ends with {@code mb_cache_entry_put()}, which wakes waiters

@@ -17,7 +17,7 @@ import org.openjdk.jcstress.infra.results.III_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * waitUnused vs release (semantics 6.7): the deleter got a held entry back from {@code deleteOrGet} and
+ * waitUnused vs release (the contract, section 6.7): the deleter got a held entry back from {@code deleteOrGet} and
  * waits for it to become unused while the user releases it. The release that brings the count down to
  * 2 must wake the waiter whether it comes before or during the wait, with no lost wake-up; guards
  * {@code mb_cache_entry_wait_unused()} and the wake-up in {@code mb_cache_entry_put()} (the 2022

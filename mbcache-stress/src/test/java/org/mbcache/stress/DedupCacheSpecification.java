@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * The sequential specification of the {@link org.mbcache.DedupCache} operations the Lincheck tests run:
- * the contract of the semantics page written as the simplest possible single-threaded model, with no
+ * the contract (docs/contract.md) written as the simplest possible single-threaded model, with no
  * references, locks, buckets or reclaim. Lincheck checks that every concurrent history of the real cache
  * can be explained by some sequential order of these methods.
  *

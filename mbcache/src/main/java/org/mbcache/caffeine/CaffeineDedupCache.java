@@ -397,6 +397,17 @@ public final class CaffeineDedupCache implements DedupCache {
         return maxEntries;
     }
 
+    /**
+     * The most values of one key that nobody holds (the kernel port's chain cap, per key here):
+     * a create beyond it first reclaims the key's oldest unheld values, counted in
+     * {@link CacheStats#chainCapReclaims()}.
+     *
+     * @return the chain cap, as given to {@link Builder#chainCap(int)} or defaulted (64)
+     */
+    public int chainCap() {
+        return chainCap;
+    }
+
     /** Entries waiting on the lazy-unpin stack (live or dead): for tests. */
     long unpinBacklog() {
         return unpins.backlog();

@@ -428,6 +428,15 @@ class CaffeineDedupCacheTest {
     }
 
     @Test
+    void chainCapReportsTheCapGivenOrDefaulted() {
+        try (CaffeineDedupCache given = roomyCappedAt(8);
+                CaffeineDedupCache defaulted = CaffeineDedupCache.builder().executor(Runnable::run).build()) {
+            assertEquals(8, given.chainCap());
+            assertEquals(64, defaulted.chainCap());
+        }
+    }
+
+    @Test
     void distinctKeysAreNotCapped() {
         try (CaffeineDedupCache cache = roomyCappedAt(1)) {
             for (int key = 0; key < 100; key++) {
