@@ -1316,7 +1316,8 @@ public final class CaffeineDedupCache implements DedupCache {
             boolean clearedAFlag = false;
             for (Policy.CacheEntry<Integer, Entry[]> snapshot : coldest) {
                 Entry[] group = snapshot.getValue();
-                boolean anyToFree = false;
+                Entry[] toFree = null; // the entries this scan examined and found free to go
+                int toFreeCount = 0;
                 boolean anySpared = false;
                 for (int i = group.length - 1; i >= 0 && scanned < limit; i--) { // oldest first
                     Entry entry = group[i];
@@ -1326,11 +1327,14 @@ public final class CaffeineDedupCache implements DedupCache {
                     if (wasReferenced || entry.count() != 1) {
                         anySpared = true;
                     } else {
-                        anyToFree = true;
+                        if (toFree == null) {
+                            toFree = new Entry[i + 1];
+                        }
+                        toFree[toFreeCount++] = entry;
                     }
                 }
-                if (anyToFree) {
-                    Reclaim reclaim = new Reclaim(group);
+                if (toFreeCount > 0) {
+                    Reclaim reclaim = new Reclaim(toFree, toFreeCount);
                     groupMap.computeIfPresent(snapshot.getKey(), reclaim);
                     freedThisWalk += reclaim.freed;
                 }
@@ -1387,15 +1391,28 @@ public final class CaffeineDedupCache implements DedupCache {
     }
 
     /**
-     * The remapping function of a reclaim: frees, under the key's lock, the entries of the scanned
-     * snapshot that are still in the group, still unreferenced and held by nobody (CAS 1 to 0).
+     * The remapping function of a reclaim: frees, under the key's lock, the entries the pass examined
+     * and found unreferenced and unheld, if they are still in the group, still unreferenced and
+     * held by nobody (CAS 1 to 0). Only those: an entry of the group that the pass did not examine
+     * (beyond its scan limit) or spared (a second chance, or held) stays.
      */
     private final class Reclaim implements BiFunction<Integer, Entry[], Entry[]> {
-        private final Entry[] scanned;
+        private final Entry[] examined;
+        private final int examinedCount;
         int freed;
 
-        Reclaim(Entry[] scanned) {
-            this.scanned = scanned;
+        Reclaim(Entry[] examined, int examinedCount) {
+            this.examined = examined;
+            this.examinedCount = examinedCount;
+        }
+
+        private boolean wasExamined(Entry entry) {
+            for (int i = 0; i < examinedCount; i++) {
+                if (examined[i] == entry) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         @Override
@@ -1403,7 +1420,7 @@ public final class CaffeineDedupCache implements DedupCache {
             Entry[] survivors = new Entry[group.length];
             int kept = 0;
             for (Entry entry : group) {
-                if (indexOf(scanned, entry) >= 0 && !entry.isReferenced() && entry.killIfUnheld()) {
+                if (wasExamined(entry) && !entry.isReferenced() && entry.killIfUnheld()) {
                     freed++;
                 } else {
                     survivors[kept++] = entry;

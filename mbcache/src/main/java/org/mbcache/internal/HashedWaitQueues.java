@@ -85,13 +85,19 @@ public final class HashedWaitQueues {
      *
      * @param waitedOn the object whose state is waited for; wakers pass the same object to {@link #wake}
      * @param done the condition waited for
-     * @param timeoutNanos the longest wait in nanoseconds; {@code Long.MAX_VALUE} waits without limit
+     * @param timeoutNanos the longest wait in nanoseconds; {@code Long.MAX_VALUE} waits without limit,
+     *     zero or less (any negative value) does not wait
      * @return {@code true} if {@code done} became (or was) true; {@code false} if the time ran out
      * @throws InterruptedException if the thread is interrupted while it would have to wait
      */
     public boolean await(Object waitedOn, BooleanSupplier done, long timeoutNanos) throws InterruptedException {
         if (done.getAsBoolean()) {
             return true; // common case, no lock
+        }
+        if (timeoutNanos <= 0L) {
+            // Not only a shortcut: the deadline arithmetic below wraps for timeouts near
+            // Long.MIN_VALUE (TimeUnit.toNanos saturates there), and would then never expire.
+            return false;
         }
         Queue queue = queueFor(waitedOn);
         queue.lock.lockInterruptibly();

@@ -547,6 +547,17 @@ class DedupCacheContractTest {
     }
 
     @Test
+    void timedWaitUnusedWithANegativeTimeoutDoesNotWaitHoweverLarge() throws Exception {
+        cache.create(KEY, 1, true);
+        try (CacheEntry mine = cache.get(KEY, 1); CacheEntry other = cache.get(KEY, 1)) {
+            assertFalse(cache.waitUnused(mine, -1, TimeUnit.NANOSECONDS));
+            assertFalse(cache.waitUnused(mine, Long.MIN_VALUE, TimeUnit.NANOSECONDS));
+            assertFalse(cache.waitUnused(mine, -Long.MAX_VALUE, TimeUnit.MILLISECONDS)); // saturates to MIN_VALUE ns
+            assertFalse(cache.waitUnused(mine, Long.MIN_VALUE, TimeUnit.DAYS));
+        }
+    }
+
+    @Test
     void waitUnusedReturnsWhenTheOtherHolderReleases() throws Exception {
         cache.create(KEY, 1, true);
         CacheEntry mine = cache.get(KEY, 1);
@@ -782,6 +793,27 @@ class DedupCacheContractTest {
         }
         assertEquals(3, cache.shrink(3));
         assertEquals(7, cache.size());
+    }
+
+    @Test
+    void shrinkFreesAtMostNrToScanEntriesWhenOneKeyHasSeveralValues() {
+        for (long value = 0; value < 5; value++) {
+            cache.create(KEY, value, true);
+        }
+        assertEquals(1, cache.shrink(1));
+        assertEquals(4, cache.size());
+    }
+
+    @Test
+    void shrinkGivesATouchedEntryItsSecondChanceBesideAnUnheldValueOfItsKey() {
+        cache.create(KEY, 1, true);
+        cache.create(KEY, 2, true);
+        try (CacheEntry touched = cache.get(KEY, 1)) {
+            cache.touch(touched);
+        }
+        assertEquals(1, cache.shrink(2), "the pass examines both and frees the untouched one");
+        assertTrue(cached(KEY, 1), "the touched entry was freed in the pass that cleared its flag");
+        assertFalse(cached(KEY, 2));
     }
 
     @Test
