@@ -37,7 +37,8 @@ import org.mbcache.internal.Saturating;
  * {@code 2 * maxEntries} (saturated at {@link Long#MAX_VALUE}) plus the entries that are held and
  * the creates in flight on other threads: a create that finds the cache that large reclaims on its
  * own thread. One key keeps at most {@linkplain Builder#chainCap(int) chainCap} values that nobody
- * holds (64 unless set): a create beyond that first reclaims the key's oldest unheld value, so the
+ * holds (64 unless set): a create beyond that first reclaims the key's oldest unheld value (a
+ * {@linkplain #touch touched} one is passed over once, as in the kernel port), so the
  * work of an operation never grows with the number of values a key has had, whoever chooses the
  * keys.
  *
@@ -144,7 +145,10 @@ public final class CaffeineDedupCache implements DedupCache {
      * had two (a new cache knows it has no siblings).
      *
      * The chain cap. A create that inserts into a group with chainCap or more unheld entries first
-     * frees the oldest unheld ones, inside the same compute. Victims are chosen before anything
+     * frees the oldest unheld ones, inside the same compute, with the kernel port's second chance: a
+     * first walk, oldest first, passes over referenced entries (clearing the flag of unheld ones),
+     * and only if it found too few does a second walk take the oldest unheld entries whatever their
+     * flag. The synchronous pass's trim of siblings picks the same way. Victims are chosen before anything
      * irreversible happens: each is unpinned first (a CAS from (1, PINNED) to (1); a failure means a
      * lookup holds it now, and it is passed over), after which no lookup can take a reference
      * without the key's lock, which the create holds. The new group is allocated next, and only then
@@ -333,7 +337,9 @@ public final class CaffeineDedupCache implements DedupCache {
         /**
          * Sets the most values one key keeps while nobody holds them: a create that would give a key
          * more first reclaims that key's oldest unheld values (counted in
-         * {@link CacheStats#chainCapReclaims()}); values somebody holds are never reclaimed and may
+         * {@link CacheStats#chainCapReclaims()}), passing over once a value that was
+         * {@linkplain CaffeineDedupCache#touch touched} since, as the kernel port's chain cap does;
+         * values somebody holds are never reclaimed and may
          * exceed the cap. This bounds the work of every operation on a key, whatever keys an
          * attacker who chooses content can make collide. Default 64: honest content hashes rarely
          * give one key more than a few values, so an honest workload does not reach it.
@@ -1065,28 +1071,41 @@ public final class CaffeineDedupCache implements DedupCache {
     }
 
     /**
-     * With the key's lock held: the group without its {@code wanted} oldest entries that nobody
+     * With the key's lock held: the group without {@code wanted} of its oldest entries that nobody
      * holds (fewer if it has fewer), with {@code newest} prepended unless null; the entries left
-     * out are dead and uncounted on return. Allocates before it kills, so a Throwable of the
-     * allocation leaves the group as it was.
+     * out are dead and uncounted on return. The kernel port's chain cap, second chance included
+     * ({@code Buckets.reclaimForRoom}): a first walk, oldest first, passes over referenced entries
+     * and clears the flag of those nobody holds; only if it finds too few victims does a second
+     * walk take the oldest unheld entries whatever their flag. Allocates before it kills, so a
+     * Throwable of the allocation leaves the group as it was (but for flags cleared).
      *
-     * <p>Victims are unpinned first, oldest first (a CAS that fails only for an entry a lookup holds
-     * now: it is passed over). An unpinned entry at count 1 can gain a reference only through a
-     * compute on the key, which the caller's lock excludes, so once the array is allocated the
-     * kills (count 1 to 0) cannot fail. An entry left unpinned by a victim search that then
-     * allocates nothing is only evictable a little early, as after an unpin drain.
+     * <p>Victims are unpinned first (a CAS that fails only for an entry a lookup holds now: it is
+     * passed over). An unpinned entry at count 1 can gain a reference only through a compute on the
+     * key, which the caller's lock excludes, so once the array is allocated the kills (count 1 to 0)
+     * cannot fail. An entry left unpinned by a victim search that then allocates nothing is only
+     * evictable a little early, as after an unpin drain.
      */
     private Entry[] withoutOldestUnheld(Entry[] group, long wanted, Entry newest) {
         int extra = newest == null ? 0 : 1;
         if (wanted <= 0) {
             return extra == 0 ? group : prepend(newest, group);
         }
+        boolean[] victim = new boolean[group.length];
         int victims = 0;
-        int oldestKept = group.length; // victims are the unheld entries at this index and beyond
-        for (int i = group.length - 1; i >= 0 && victims < wanted; i--) {
-            if (group[i].unpinIfUnheld()) {
-                victims++;
-                oldestKept = i;
+        for (int walk = 0; walk < 2 && victims < wanted; walk++) {
+            for (int i = group.length - 1; i >= 0 && victims < wanted; i--) { // oldest first
+                Entry entry = group[i];
+                if (victim[i]) {
+                    continue;
+                }
+                if (walk == 0 && entry.isReferenced()) {
+                    if (entry.count() == 1) {
+                        entry.clearReferenced(); // its second chance: passed over this once
+                    }
+                } else if (entry.unpinIfUnheld()) {
+                    victim[i] = true;
+                    victims++;
+                }
             }
         }
         if (victims == 0) {
@@ -1099,8 +1118,11 @@ public final class CaffeineDedupCache implements DedupCache {
         }
         for (int i = 0; i < group.length; i++) {
             Entry entry = group[i];
-            if (i >= oldestKept && entry.killIfUnpinnedUnheld()) {
-                continue; // a victim: unpinned at count 1 under our lock, so the kill succeeds
+            if (victim[i]) {
+                if (!entry.killIfUnpinnedUnheld()) { // unpinned at count 1 under our lock
+                    throw new AssertionError("a chain-cap victim gained a reference under its key's lock: " + entry);
+                }
+                continue;
             }
             result[next++] = entry;
         }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.mbcache.contract.Pairs.isCached;
 
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import java.util.ArrayList;
@@ -424,6 +425,37 @@ class CaffeineDedupCacheTest {
             createValues(cache, 0, 100);
             assertEquals(64, cache.size());
             assertEquals(36, cache.stats().chainCapReclaims());
+        }
+    }
+
+    @Test
+    void theCapGivesAReferencedValueASecondChance() {
+        try (CaffeineDedupCache cache = roomyCappedAt(4)) {
+            createValues(cache, 0, 4);
+            try (CacheEntry oldest = cache.get(KEY, 0)) {
+                cache.touch(oldest);
+            }
+            cache.create(KEY, 4, true);
+            assertTrue(isCached(cache, KEY, 0), "the touched oldest value was passed over once");
+            assertFalse(isCached(cache, KEY, 1), "the oldest untouched value went instead");
+            cache.create(KEY, 5, true);
+            assertFalse(isCached(cache, KEY, 0), "its flag was cleared: the next cap reclaim takes it");
+        }
+    }
+
+    @Test
+    void theCapTakesAReferencedValueWhenNoUnreferencedOneIsLeft() {
+        try (CaffeineDedupCache cache = roomyCappedAt(2)) {
+            createValues(cache, 0, 2);
+            for (long value = 0; value < 2; value++) {
+                try (CacheEntry entry = cache.get(KEY, value)) {
+                    cache.touch(entry);
+                }
+            }
+            cache.create(KEY, 2, true);
+            assertEquals(2, cache.size());
+            assertFalse(isCached(cache, KEY, 0), "the oldest went, its flag cleared by the first walk");
+            assertEquals(1, cache.stats().chainCapReclaims());
         }
     }
 
