@@ -71,10 +71,15 @@ public final class MbCache implements DedupCache {
      * chain cap) stay linked, dead, until a pass meets them or a purge unlinks them (when they
      * outnumber the live ones).
      *
-     * Counting. The entry count is one atomic word on lines of its own (EntryCount): size() must be a
-     * value the count really had, which a striped sum read across cells cannot promise (a reader
-     * descheduled between two cells mixes moments far apart; the soak run caught it). Creates and
-     * removals write it; lookups never do. The dead entries still linked on the LRU list are striped
+     * Counting. The entry count (EntryCount) is striped: a create or removal adds to its thread's
+     * cells, and a shared estimate word moves once per batch of a thread's adds. size() must be a
+     * value the count really had, which a sum read cell by cell cannot promise (a reader
+     * descheduled between two cells mixes moments far apart; the soak run caught an earlier striped
+     * count at it), so size() takes a snapshot: a double collect of cells that only grow, exact at
+     * one moment, with the writers diverted to one word if they keep it from agreeing. A create
+     * decides its reclaim triggers on the estimate wherever the estimate's slack cannot change the
+     * answer, and on a snapshot near a threshold. Lookups never touch the count. The dead entries
+     * still linked on the LRU list are striped
      * (StripedCounter: exact cells, and an estimate written once per batch that decides the purge).
      * Hits, misses, refusals and cap reclaims are StripedStatistics: a thread adds to a stripe of its
      * own, one line for all four, allocated with the cache (a LongAdder allocates cells on its first
@@ -91,17 +96,26 @@ public final class MbCache implements DedupCache {
      *   create, duplicate refused           none with the request list when the pair is in its
      *                                       chain (an optimistic read); else the bucket's lock word
      *   create, new pair                    the bucket's lock word (twice with the request list),
-     *                                       chain and writer-side arrays; the creator's stack top;
-     *                                       the entry count (one word, shared); the entry
+     *                                       chain and writer-side arrays; the creator's stack top
+     *                                       and entry-count cell; the entry; once per batch of
+     *                                       the thread's creates, the entry count's estimate
      *   deleteOrGet                         the bucket's lock word, chain and writer-side arrays;
-     *                                       the entry; the entry count; a dead-entry cell
+     *                                       the entry; an entry-count and a dead-entry cell; once
+     *                                       per batch, the two estimates
      *   reclaim pass (any kind)             the LRU lock and list; per freed entry its bucket
+     *   size()                              none (while writers keep a snapshot from agreeing,
+     *                                       the entry count's diversion word, twice)
      *
-     * The per-thread cells (StripedStatistics', StripedCounter's, the append stacks) are on lines of
-     * their own; two threads share one only when their ids collide (one chance in 16 or more stripes
-     * for two threads). Lock words of neighbouring buckets share a line, but only creates and deletes
-     * write them, and lookups no longer take them. The one word every create and removal writes is
-     * the entry count: the price of an exact size().
+     * The per-thread cells (StripedStatistics', StripedCounter's, EntryCount's, the append stacks)
+     * are on lines of their own; two threads share one only when their ids collide (one chance in 16
+     * or more stripes for two threads). Lock words of neighbouring buckets share a line, but only
+     * creates and deletes write them, and lookups no longer take them. No word is written by every
+     * create or removal: the shared estimates move once per batch (up to 64) of one thread's adds,
+     * and the entry count's central word only while a size() waits for writers. (On this project's
+     * 2-vCPU machines the single atomic entry count this replaced cost nothing measurable: a patched
+     * copy with striped cells ran churn and new creates at 2 threads within the fork-to-fork noise
+     * of the built jar. The argument is for machines with many cores, where one word written by
+     * every create is the textbook hot spot.)
      *
      * What a hit still shares: the entry's state word, written by the acquire and the release CAS,
      * so with uniform keys the entry's line was last written by another core about as often as not.
@@ -421,42 +435,6 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /**
-     * The entry count (kernel {@code c_entry_count}): one atomic word, alone on its cache lines so
-     * that it drags no read-mostly field along. Not striped, although creates and deletes on all
-     * cores write it: {@link #size()} must be a value the count really had, and a striped sum read
-     * by a thread that is descheduled between two cells mixes moments milliseconds apart (the soak
-     * run caught sums hundreds of entries above every real count). Only creates and removals write
-     * it; lookups never touch it.
-     */
-    static final class EntryCount {
-        private static final VarHandle VALUE;
-
-        static {
-            try {
-                VALUE = MethodHandles.lookup().findVarHandle(EntryCount.class, "value", long.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        long p01, p02, p03, p04, p05, p06, p07;
-        private volatile long value;
-        long p11, p12, p13, p14, p15, p16, p17;
-
-        long lv() {
-            return value;
-        }
-
-        void add(long delta) {
-            VALUE.getAndAdd(this, delta);
-        }
-
-        void reset() {
-            value = 0;
-        }
-    }
-
     private final Buckets buckets;
     private final int bucketBits;
     private final long maxEntries;
@@ -466,8 +444,8 @@ public final class MbCache implements DedupCache {
     private final CreateStrategy createStrategy;
     private final Executor executor;
     private final Lru lru;
-    /** The entry count (kernel {@code c_entry_count}); see the implementation notes. */
-    private final EntryCount entryCount = new EntryCount();
+    /** The entry count (kernel {@code c_entry_count}), striped; see {@link EntryCount}. */
+    private final EntryCount entryCount;
     /**
      * Where {@code waitUnused} sleeps (kernel {@code wait_var_event} on {@code e_refcnt}). Waits are
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
@@ -508,6 +486,7 @@ public final class MbCache implements DedupCache {
         this.createStrategy = builder.createStrategy;
         this.executor = builder.executor != null ? builder.executor : ReclaimThread.EXECUTOR;
         this.lru = new Lru(deadEntriesBatch(maxEntries));
+        this.entryCount = new EntryCount(maxEntries);
         this.buckets = new Buckets(bucketBits, builder.hashSeed);
         this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
     }
@@ -763,9 +742,17 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /** The reclaim triggers at the top of kernel {@code mb_cache_entry_create}. */
+    /**
+     * The reclaim triggers at the top of kernel {@code mb_cache_entry_create}. Decided on the entry
+     * count's estimate where its slack cannot change the answer, else on a snapshot: so the
+     * decisions are the exact count's, and a create reads the shared estimate word (written once
+     * per batch of adds) instead of every stripe.
+     */
     private void reclaimIfLarge() {
-        long count = entryCount.lv();
+        long estimate = entryCount.estimate();
+        long count = entryCount.decides(estimate, maxEntries)
+                && entryCount.decides(estimate, synchronousReclaimThreshold)
+                ? estimate : entryCount.snapshot();
         if (count < maxEntries) {
             return;
         }
@@ -1031,7 +1018,7 @@ public final class MbCache implements DedupCache {
      */
     private void leaveDeadOnLru(long count) {
         lru.addDeadEntries(count);
-        if (lru.deadEntriesEstimate() > Math.max(SYNC_SHRINK_BATCH, entryCount.lv()) && lru.lock.tryLock()) {
+        if (lru.deadEntriesEstimate() > Math.max(SYNC_SHRINK_BATCH, entryCount.estimate()) && lru.lock.tryLock()) {
             try {
                 lru.purgeDead();
             } finally {
@@ -1127,13 +1114,14 @@ public final class MbCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Kernel {@code mb_cache_count} (the shrinker's {@code count_objects}): the entry count, one
-     * atomic word.
+     * <p>Kernel {@code mb_cache_count} (the shrinker's {@code count_objects}). The count is kept in
+     * per-thread cells; this reads them all twice, until both reads agree, so the answer is the
+     * exact count at one moment during the call.
      */
     @Override
     public long size() {
         ensureOpen();
-        return Math.max(0, entryCount.lv());
+        return Math.max(0, entryCount.snapshot());
     }
 
     /**
@@ -1313,7 +1301,7 @@ public final class MbCache implements DedupCache {
         if (closed) {
             return;
         }
-        long count = entryCount.lv();
+        long count = entryCount.snapshot();
         if (count > 0) {
             reclaim(Math.max(1, count / 2), ReclaimPassEvent.Kind.MEMORY_PRESSURE);
         }
@@ -1436,7 +1424,7 @@ public final class MbCache implements DedupCache {
     @Override
     public String toString() {
         return "MbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", chainCap=" + chainCap
-                + ", createStrategy=" + createStrategy + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.lv())) + "]";
+                + ", createStrategy=" + createStrategy + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
     }
 
     /** The default background-reclaim executor, created on first use (initialization-on-demand holder). */

@@ -1,0 +1,184 @@
+package org.mbcache;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The entry count (kernel {@code c_entry_count}), striped so that creates and removals on
+ * different cores write different cache lines, with an exact {@link #snapshot()} for
+ * {@code size()} and a cheap {@link #estimate()} for the reclaim decisions of every create.
+ *
+ * <h2>Cells</h2>
+ * Each thread adds to the stripe its id picks ({@link StripedStatistics}): entries added in one
+ * cell, entries removed in another, both only ever growing, so a stripe is one line written by
+ * its own thread (and by the rare other thread whose id collides, atomically). The count is the
+ * sum over the stripes of added minus removed, plus {@code central} (below).
+ *
+ * <h2>The snapshot: a double collect</h2>
+ * A sum read cell by cell is no value the count ever had: a reader descheduled between two cells
+ * mixes moments far apart (a thread's removal read, another thread's earlier create not), and can
+ * come out above every count there was, or below zero. {@link #snapshot()} therefore reads every
+ * cell, then {@code central}, then every cell again. The cells only grow, so if the sums of both
+ * reads agree, no cell changed between its two reads, and every cell had the value read at the
+ * moment {@code central} was read: the result is the exact count at that moment. (An entry's
+ * removal is counted only after its creation was, since its creator holds it until it is counted,
+ * and a removal needs it unheld; so that count is never negative.)
+ *
+ * <p>While writers keep moving the cells, the two reads may never agree. After
+ * {@value #TRIES_BEFORE_DIVERTING} tries the snapshot raises {@code collectors}: a writer that sees
+ * it above zero adds to the single word {@code central} instead of its cell. Only writers that read
+ * {@code collectors} before it was raised can still change a cell, each of them once, so the
+ * double collect succeeds after at most one retry per such writer. The snapshot then lowers
+ * {@code collectors}, and the writers go back to their cells. {@code central} is shared, but
+ * written only while a snapshot waits for writers that did not let it finish.
+ *
+ * <h2>The estimate</h2>
+ * A snapshot reads every stripe twice, too much for a decision on every create. Each stripe's
+ * cells therefore also feed one shared estimate word: when an add takes its cell across a
+ * multiple of {@code batch}, the adding thread moves the estimate by that step (up for added
+ * entries, down for removed ones). The estimate word is written once per {@code batch} adds of a
+ * thread, and once writers are quiet it is off from the count by less than {@link #slack()}
+ * either way ({@code stripes * (batch - 1)}). The batch is the largest power of two up to 64 that
+ * keeps the slack within {@code maxEntries / 256}; it is 1 for small caches, whose estimate is
+ * exact (and written by every add). A create compares the estimate with its thresholds and takes a snapshot
+ * only where the slack leaves a decision open ({@link #decides}): at the bound, where the count
+ * swings through a sixteenth of {@code maxEntries} between two background passes, that is about
+ * one create in sixteen.
+ *
+ * <h2>Memory ordering</h2>
+ * Every access to a cell, {@code central}, {@code collectors} or the estimate is a volatile-mode
+ * {@link VarHandle} access, so the reads of a snapshot happen in the order written (first
+ * collect, {@code central}, second collect), and a writer's read of {@code collectors} is ordered
+ * with the snapshot's raise of it. The count orders nothing else.
+ */
+final class EntryCount {
+    private static final VarHandle WORD = MethodHandles.arrayElementVarHandle(long[].class);
+    /** The stripes' counters. */
+    private static final int ADDED = 0;
+    private static final int REMOVED = 1;
+    /** Slots of {@link #shared}, each on lines of its own (16 longs, 128 bytes, apart). */
+    private static final int ESTIMATE = 16;
+    private static final int CENTRAL = 32;
+    private static final int COLLECTORS = 48;
+    /**
+     * The largest batch: the estimate then stays within {@code 64 * stripes} of the count even in a
+     * cache whose bound is far above its size, where it stands in for the live count (the purge
+     * of dead LRU entries compares with it).
+     */
+    private static final long MAX_BATCH = 64;
+    /** Double collects a snapshot tries before it diverts the writers to {@code central}. */
+    static final int TRIES_BEFORE_DIVERTING = 2;
+
+    private final StripedStatistics cells = new StripedStatistics(2);
+    /** The estimate, {@code central} and {@code collectors}, each on a line of its own. */
+    private final long[] shared = new long[COLLECTORS + 16];
+    private final long batch;
+    /** log2 of {@link #batch}: an arithmetic shift is a floor division by it. */
+    private final int batchShift;
+
+    /**
+     * A count at zero for a cache of {@code maxEntries}.
+     *
+     * @param maxEntries the cache's bound (saturated values welcome): it sizes the estimate's batch
+     */
+    EntryCount(long maxEntries) {
+        long most = Math.min(MAX_BATCH, Math.max(1, maxEntries / 256 / cells.stripes()));
+        this.batch = Long.highestOneBit(most);
+        this.batchShift = Long.numberOfTrailingZeros(batch);
+    }
+
+    /**
+     * Counts {@code delta} entries added (above zero) or removed (below zero) in the calling
+     * thread's cell, or in {@code central} while a snapshot waits. Allocation-free and atomic: it
+     * cannot fail halfway.
+     */
+    void add(long delta) {
+        if (delta == 0) {
+            return;
+        }
+        if (lvCollectors() != 0) {
+            WORD.getAndAdd(shared, CENTRAL, delta);
+            WORD.getAndAdd(shared, ESTIMATE, delta);
+            return;
+        }
+        int counter = delta > 0 ? ADDED : REMOVED;
+        long n = Math.abs(delta);
+        long before = cells.getAndAdd(counter, n);
+        long steps = ((before + n) >> batchShift) - (before >> batchShift);
+        if (steps != 0) {
+            long step = steps << batchShift;
+            WORD.getAndAdd(shared, ESTIMATE, counter == ADDED ? step : -step);
+        }
+    }
+
+    /** The estimate: off from the count by less than {@link #slack()} either way once quiet. */
+    long estimate() {
+        return (long) WORD.getVolatile(shared, ESTIMATE);
+    }
+
+    /** How far the estimate may be from the count when writers are quiet: {@code stripes * (batch - 1)}. */
+    long slack() {
+        return cells.stripes() * (batch - 1);
+    }
+
+    /**
+     * Whether the estimate settles "count {@code >= threshold}" whatever the slack: the count is
+     * then surely on the estimate's side of it (once writers are quiet), and no snapshot is needed.
+     */
+    boolean decides(long estimate, long threshold) {
+        long slack = slack();
+        return estimate - slack >= threshold || estimate + slack < threshold;
+    }
+
+    /** The estimate's batch (for tests). */
+    long batch() {
+        return batch;
+    }
+
+    /**
+     * The count at one moment during the call (the class comment's double collect): exact, never
+     * negative, a value the count really had. Allocation-free; returns after at most
+     * {@value #TRIES_BEFORE_DIVERTING} tries plus one per writer that was adding when the writers
+     * were diverted.
+     */
+    long snapshot() {
+        boolean diverted = false;
+        try {
+            for (int tries = 1; ; tries++) {
+                long added = cells.sum(ADDED);
+                long removed = cells.sum(REMOVED);
+                long central = (long) WORD.getVolatile(shared, CENTRAL);
+                if (cells.sum(ADDED) == added && cells.sum(REMOVED) == removed) {
+                    return added - removed + central;
+                }
+                if (tries == TRIES_BEFORE_DIVERTING) {
+                    WORD.getAndAdd(shared, COLLECTORS, 1L);
+                    diverted = true;
+                }
+            }
+        } finally {
+            if (diverted) {
+                WORD.getAndAdd(shared, COLLECTORS, -1L);
+            }
+        }
+    }
+
+    private long lvCollectors() {
+        return (long) WORD.getVolatile(shared, COLLECTORS);
+    }
+
+    /** Whether writers are diverted to {@code central} now (for tests). */
+    boolean diverted() {
+        return lvCollectors() != 0;
+    }
+
+    /**
+     * Resets to zero. Only while nobody adds (close). {@code collectors} is left alone: each
+     * snapshot lowers what it raised, and a snapshot may still be finishing.
+     */
+    void reset() {
+        cells.reset();
+        WORD.setVolatile(shared, ESTIMATE, 0L);
+        WORD.setVolatile(shared, CENTRAL, 0L);
+    }
+}
