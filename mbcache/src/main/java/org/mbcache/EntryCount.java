@@ -40,10 +40,13 @@ import java.lang.invoke.VarHandle;
  * thread, and once writers are quiet it is off from the count by less than {@link #slack()}
  * either way ({@code stripes * (batch - 1)}). The batch is the largest power of two up to 64 that
  * keeps the slack within {@code maxEntries / 256}; it is 1 for small caches, whose estimate is
- * exact (and written by every add). A create compares the estimate with its thresholds and takes a snapshot
- * only where the slack leaves a decision open ({@link #decides}): at the bound, where the count
- * swings through a sixteenth of {@code maxEntries} between two background passes, that is about
- * one create in sixteen.
+ * exact (and written by every add). A create compares the estimate with its thresholds
+ * ({@link #decides}); where the slack leaves the background pass's threshold open, it corrects the
+ * estimate by its own thread's cells ({@link #estimateSeenByThisThread}: exact for a single
+ * writer), and only near the synchronous threshold, whose promise about {@code size()} needs the
+ * exact count, does it take a snapshot. (A snapshot for every create near the bound was tried: a
+ * benchmark whose count hovered just below the bound took one on nearly every create, and a
+ * refused duplicate cost twice as much.)
  *
  * <h2>Memory ordering</h2>
  * Every access to a cell, {@code central}, {@code collectors} or the estimate is a volatile-mode
@@ -114,6 +117,17 @@ final class EntryCount {
     /** The estimate: off from the count by less than {@link #slack()} either way once quiet. */
     long estimate() {
         return (long) WORD.getVolatile(shared, ESTIMATE);
+    }
+
+    /**
+     * The estimate corrected by the calling thread's own cells: what the estimate leaves out of
+     * this thread's adds (each cell's part below a multiple of the batch) added back. Exact when
+     * this thread is the only writer; otherwise off by the other stripes' parts, less than
+     * {@code (stripes - 1) * (batch - 1)} either way. Reads the thread's own line only.
+     */
+    long estimateSeenByThisThread(long estimate) {
+        long below = batch - 1;
+        return estimate + (cells.own(ADDED) & below) - (cells.own(REMOVED) & below);
     }
 
     /** How far the estimate may be from the count when writers are quiet: {@code stripes * (batch - 1)}. */

@@ -78,7 +78,9 @@ public final class MbCache implements DedupCache {
      * count at it), so size() takes a snapshot: a double collect of cells that only grow, exact at
      * one moment, with the writers diverted to one word if they keep it from agreeing. A create
      * decides its reclaim triggers on the estimate wherever the estimate's slack cannot change the
-     * answer, and on a snapshot near a threshold. Lookups never touch the count. The dead entries
+     * answer; near the bound on the estimate corrected by its own thread's cells (exact for a
+     * single writer), and near twice the bound on a snapshot (reclaimIfLarge). Lookups never
+     * touch the count. The dead entries
      * still linked on the LRU list are striped
      * (StripedCounter: exact cells, and an estimate written once per batch that decides the purge).
      * Hits, misses, refusals and cap reclaims are StripedStatistics: a thread adds to a stripe of its
@@ -743,16 +745,33 @@ public final class MbCache implements DedupCache {
     }
 
     /**
-     * The reclaim triggers at the top of kernel {@code mb_cache_entry_create}. Decided on the entry
-     * count's estimate where its slack cannot change the answer, else on a snapshot: so the
-     * decisions are the exact count's, and a create reads the shared estimate word (written once
-     * per batch of adds) instead of every stripe.
+     * The reclaim triggers at the top of kernel {@code mb_cache_entry_create}, decided without
+     * reading every stripe of the entry count where that cannot matter:
+     * <ul>
+     *   <li>near twice the bound (where the estimate's slack leaves the synchronous threshold
+     *       open), on a snapshot: the promise that {@code size()} stays within twice the bound
+     *       needs the exact count;</li>
+     *   <li>elsewhere, where the estimate settles the bound too, on the estimate;</li>
+     *   <li>near the bound, with a background pass already pending, not at all: scheduling one
+     *       more is a no-op;</li>
+     *   <li>near the bound otherwise, on the estimate corrected by this thread's own cells: exact
+     *       when one thread writes (and runs the passes), early or late by less than the slack
+     *       ({@code maxEntries / 256} at most) when several do.</li>
+     * </ul>
+     * A create below the bound reads the one shared estimate word, written once per batch of adds.
      */
     private void reclaimIfLarge() {
         long estimate = entryCount.estimate();
-        long count = entryCount.decides(estimate, maxEntries)
-                && entryCount.decides(estimate, synchronousReclaimThreshold)
-                ? estimate : entryCount.snapshot();
+        long count;
+        if (!entryCount.decides(estimate, synchronousReclaimThreshold)) {
+            count = entryCount.snapshot();
+        } else if (entryCount.decides(estimate, maxEntries)) {
+            count = estimate;
+        } else if (reclaimPendingSince != 0) {
+            return;
+        } else {
+            count = entryCount.estimateSeenByThisThread(estimate);
+        }
         if (count < maxEntries) {
             return;
         }

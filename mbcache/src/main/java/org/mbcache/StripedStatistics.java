@@ -94,6 +94,12 @@ final class StripedStatistics {
         return (long) CELL.getAndAdd(cells, stripe * STRIDE + Objects.checkIndex(counter, counters), delta);
     }
 
+    /** Counter {@code counter} in the calling thread's stripe (which threads whose ids collide share). */
+    long own(int counter) {
+        int stripe = stripeOfCurrentThread(mask) + 1;
+        return (long) CELL.getVolatile(cells, stripe * STRIDE + Objects.checkIndex(counter, counters));
+    }
+
     /** Counter {@code counter}'s sum over every stripe: exact once the adders are quiet. */
     long sum(int counter) {
         int offset = Objects.checkIndex(counter, counters);

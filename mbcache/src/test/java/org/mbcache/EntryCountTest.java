@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.SplittableRandom;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -80,6 +81,23 @@ class EntryCountTest {
         assertEquals(10_007 + 3_001 - 999, exact);
         assertTrue(Math.abs(count.estimate() - exact) <= count.slack(),
                 "estimate " + count.estimate() + ", count " + exact + ", slack " + count.slack());
+    }
+
+    @Test
+    void theEstimateSeenByTheOnlyWriterIsExact() {
+        EntryCount count = new EntryCount(1L << 24);
+        assertTrue(count.batch() > 1, "this test needs a batch above 1");
+        SplittableRandom random = new SplittableRandom(7);
+        long exact = 0;
+        for (int i = 0; i < 10_000; i++) {
+            long delta = random.nextInt(7) - 3; // removals never outrun adds by more than this
+            if (exact + delta < 0) {
+                delta = -delta;
+            }
+            count.add(delta);
+            exact += delta;
+            assertEquals(exact, count.estimateSeenByThisThread(count.estimate()), "after " + (i + 1) + " adds");
+        }
     }
 
     @Test
