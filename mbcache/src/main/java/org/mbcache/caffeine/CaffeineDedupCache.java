@@ -148,13 +148,14 @@ public final class CaffeineDedupCache implements DedupCache {
      * frees the oldest unheld ones, inside the same compute, with the kernel port's second chance: a
      * first walk, oldest first, passes over referenced entries (clearing the flag of unheld ones),
      * and only if it found too few does a second walk take the oldest unheld entries whatever their
-     * flag. The synchronous pass's trim of siblings picks the same way. Victims are chosen before anything
-     * irreversible happens: each is unpinned first (a CAS from (1, PINNED) to (1); a failure means a
-     * lookup holds it now, and it is passed over), after which no lookup can take a reference
-     * without the key's lock, which the create holds. The new group is allocated next, and only then
-     * are the victims killed (count 1 to 0, which cannot fail any more), so an OutOfMemoryError
-     * leaves the group as it was. A group holds at most chainCap unheld entries plus the held ones,
-     * so the copy-on-write costs O(chainCap + held) per create, not O(values the key has had).
+     * flag. The synchronous pass's trim of siblings picks the same way. Victims are chosen before
+     * anything irreversible happens (but for flags cleared): each is unpinned first (a CAS from
+     * (1, PINNED) to (1); a failure means a lookup holds it now, and it is passed over), after which
+     * no lookup can take a reference without the key's lock, which the create holds. The new group
+     * is allocated next, and only then are the victims killed (count 1 to 0, which cannot fail any
+     * more), so an OutOfMemoryError leaves the group as it was. A group holds at most chainCap
+     * unheld entries plus the held ones, so the copy-on-write costs O(chainCap + held) per create,
+     * not O(values the key has had).
      *
      * shrink. Maps the kernel's pass onto Caffeine's coldest order: groups coldest first and,
      * within a group, entries oldest first; each entry counts as scanned. A referenced entry has its
@@ -1120,7 +1121,8 @@ public final class CaffeineDedupCache implements DedupCache {
             Entry entry = group[i];
             if (victim[i]) {
                 if (!entry.killIfUnpinnedUnheld()) { // unpinned at count 1 under our lock
-                    throw new AssertionError("a chain-cap victim gained a reference under its key's lock: " + entry);
+                    throw new AssertionError("a chain-cap victim gained a reference under its key's lock: "
+                            + entry);
                 }
                 continue;
             }
@@ -1419,18 +1421,19 @@ public final class CaffeineDedupCache implements DedupCache {
      * (beyond its scan limit) or spared (a second chance, or held) stays.
      */
     private final class Reclaim implements BiFunction<Integer, Entry[], Entry[]> {
-        private final Entry[] examined;
-        private final int examinedCount;
+        /** What the pass found free to go, in {@code freeable[0, freeableCount)}. */
+        private final Entry[] freeable;
+        private final int freeableCount;
         int freed;
 
-        Reclaim(Entry[] examined, int examinedCount) {
-            this.examined = examined;
-            this.examinedCount = examinedCount;
+        Reclaim(Entry[] freeable, int freeableCount) {
+            this.freeable = freeable;
+            this.freeableCount = freeableCount;
         }
 
-        private boolean wasExamined(Entry entry) {
-            for (int i = 0; i < examinedCount; i++) {
-                if (examined[i] == entry) {
+        private boolean foundFreeable(Entry entry) {
+            for (int i = 0; i < freeableCount; i++) {
+                if (freeable[i] == entry) {
                     return true;
                 }
             }
@@ -1442,7 +1445,7 @@ public final class CaffeineDedupCache implements DedupCache {
             Entry[] survivors = new Entry[group.length];
             int kept = 0;
             for (Entry entry : group) {
-                if (wasExamined(entry) && !entry.isReferenced() && entry.killIfUnheld()) {
+                if (foundFreeable(entry) && !entry.isReferenced() && entry.killIfUnheld()) {
                     freed++;
                 } else {
                     survivors[kept++] = entry;
