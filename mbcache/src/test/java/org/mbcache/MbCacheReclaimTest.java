@@ -164,30 +164,23 @@ class MbCacheReclaimTest {
         try (MbCache cache = cache(12, max)) {
             long next = 0;
             for (; next < max - 1; next++) {
-                cache.create(KeyOf.value(next), next, true);
+                cache.create((int) next, next, true);
             }
             long oldest = 0;
             for (int round = 0; round < 100; round++) {
                 for (int i = 0; i <= round % 5; i++, oldest++) {
-                    assertNull(cache.deleteOrGet(KeyOf.value(oldest), oldest));
+                    assertNull(cache.deleteOrGet((int) oldest, oldest));
                 }
                 for (int i = 0; i <= round % 5; i++, next++) {
-                    cache.create(KeyOf.value(next), next, true);
+                    cache.create((int) next, next, true);
                 }
                 assertEquals(max - 1, cache.size());
                 assertTrue(executor.tasks.isEmpty(), "a pass scheduled at " + cache.size() + " entries, round " + round);
             }
-            cache.create(KeyOf.value(next), next++, true);
+            cache.create((int) next, next++, true);
             assertTrue(executor.tasks.isEmpty(), "the create that found max - 1 entries scheduled a pass");
-            cache.create(KeyOf.value(next), next, true);
+            cache.create((int) next, next, true);
             assertEquals(1, executor.tasks.size(), "the create that found max entries scheduled none");
-        }
-    }
-
-    /** Keys that spread over the buckets: a cheap mix, so no chain reaches its cap. */
-    private static final class KeyOf {
-        static int value(long v) {
-            return (int) (v * 0x9E3779B97F4A7C15L >>> 32);
         }
     }
 

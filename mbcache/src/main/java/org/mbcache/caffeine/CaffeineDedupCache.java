@@ -1265,7 +1265,7 @@ public final class CaffeineDedupCache implements DedupCache {
         Entry own = ownEntry(entry);
         Objects.requireNonNull(unit, "unit");
         long nanos = unit.toNanos(timeout);
-        return awaitUnused(own, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : Math.max(0L, nanos));
+        return awaitUnused(own, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : nanos);
     }
 
     /** Interrupted on entry: InterruptedException even if the entry is unused (the contract). */
