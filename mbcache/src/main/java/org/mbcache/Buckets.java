@@ -57,7 +57,7 @@ import org.mbcache.MbCache.Entry;
  * is paid once per several removals.
  * {@link #unlock} publishes the filter with the new version. So the filter in an even head word
  * covers the chain of that version: it may claim a key that is not there (one lookup in eight at 4
- * distinct keys a bucket, one in three at 16, a little more with stale bits; those read the
+ * distinct keys a bucket, two in five at 16, a little more with stale bits; those read the
  * chain), never lacks one that is. A miss it answers needs no validation: version and filter came
  * from one atomic load.
  *
@@ -292,7 +292,7 @@ final class Buckets {
      * Replaces the key filter of a bucket whose bit the caller holds. Opaque: the store is atomic (a
      * plain {@code long} store need not be), and racing lookups see an odd word and do not use it.
      */
-    private void soFilter(int b, long filter) {
+    private void setFilterOpaque(int b, long filter) {
         long word = (long) LOCK_WORD.get(heads, b);
         LOCK_WORD.setOpaque(heads, b, (word & VERSION_MASK) | filter);
     }
@@ -546,7 +546,7 @@ final class Buckets {
         w[KEYS + length] = fingerprint(entry.key, entry.value);
         entries[b][length] = entry;
         w[LENGTH] = length + 1;
-        soFilter(b, ((long) LOCK_WORD.get(heads, b) & FILTER_MASK) | filterBit(entry.key));
+        setFilterOpaque(b, ((long) LOCK_WORD.get(heads, b) & FILTER_MASK) | filterBit(entry.key));
     }
 
     /** Unhashes the entry at chain index {@code index}, keeping the order of the rest. Lock held. */
@@ -589,7 +589,7 @@ final class Buckets {
             filter |= filterBitOfSlot(w[KEYS + i]);
         }
         w[STALE] = 0;
-        soFilter(b, filter);
+        setFilterOpaque(b, filter);
     }
 
     /**
@@ -597,7 +597,8 @@ final class Buckets {
      * entry that nobody holds (count 1 to 0) and unhashes it. Second chance, as in a reclaim pass: a
      * referenced entry met on the way has its flag cleared and is passed over once; only when no
      * unreferenced unheld entry is left does the oldest unheld one go regardless. Held entries are
-     * never touched, so a chain stays longer than the cap only by entries somebody holds. At most two
+     * never touched, so when this returns the chain is longer than the cap only by entries somebody
+     * holds. At most two
      * walks of the chain. Lock held; no allocation.
      *
      * @return the entries claimed; the caller takes them off the entry count and the LRU list
@@ -732,7 +733,7 @@ final class Buckets {
         entries[b] = NO_ENTRIES;
         words[b] = NO_WORDS;
         writerSide[b] = null;
-        soFilter(b, 0);
+        setFilterOpaque(b, 0);
     }
 
     /** Grows by half, from 4: at 16 entries a bucket the arrays are a fifth empty at most. */

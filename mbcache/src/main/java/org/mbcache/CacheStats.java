@@ -30,8 +30,8 @@ package org.mbcache;
  *     their chain reached its cap are counted in {@code chainCapReclaims}, not here.
  * @param backgroundReclaimPasses passes run on the cache's executor because a create found
  *     {@code size() >= maxEntries} (the contract, section 4). Exact. In the Caffeine backend, the
- *     maintenance runs Caffeine hands to the executor while the cache is at or over
- *     {@code maxEntries}.
+ *     tasks it hands to the executor (Caffeine's maintenance and its own unpin drains) that start
+ *     while the cache is at or over {@code maxEntries}.
  * @param synchronousReclaimPasses passes run on a creating thread because it found
  *     {@code size() >= 2 * maxEntries}. Exact. Any rise means background reclaim is falling behind
  *     the creates.

@@ -14,9 +14,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>References.</b> The cache holds one reference to every entry it contains; each entry handed
  * to a caller carries one more, which the caller gives back with {@link #release} (or
- * {@link CacheEntry#close()}). Only reclaim (when only the cache holds the entry) and
- * {@link #deleteOrGet} (when only the cache and that caller hold it) remove an entry, so an entry
- * somebody holds is never removed. That is the guarantee ext4's journal depends on.
+ * {@link CacheEntry#close()}). Only reclaim and {@link #deleteOrGet} remove an entry, and only
+ * when nobody but the cache holds it, so an entry somebody holds is never removed. That is the guarantee ext4's journal depends on.
  *
  * <p><b>Misuse</b> that the cache can see gets an exception, never corruption: {@code null}
  * arguments are a {@link NullPointerException} naming the argument, an entry of another cache an
@@ -160,8 +159,9 @@ public interface DedupCache extends AutoCloseable {
 
     /**
      * The number of entries in the cache (the shrinker's {@code count_objects}). Never negative; while
-     * creates and deletes (or reclaims) run, it differs from the number of live entries by at most
-     * the number of those operations in flight at that moment, and it is exact once they are done
+     * creates, deletes or reclaim passes run, it differs from the number of live entries by at most
+     * the entries those operations in flight add or remove (a pass may count its frees at its end),
+     * and it is exact once they are done
      * (the kernel's {@code c_entry_count} lags its chains the same way). Entries somebody holds count
      * too.
      *

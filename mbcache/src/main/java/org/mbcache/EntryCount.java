@@ -2,6 +2,7 @@ package org.mbcache;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import org.mbcache.internal.StripedStatistics;
 
 /**
  * The entry count (kernel {@code c_entry_count}), striped so that creates and removals on
@@ -39,14 +40,19 @@ import java.lang.invoke.VarHandle;
  * entries, down for removed ones). The estimate word is written once per {@code batch} adds of a
  * thread, and once writers are quiet it is off from the count by less than {@link #slack()}
  * either way ({@code stripes * (batch - 1)}). The batch is the largest power of two up to 64 that
- * keeps the slack within {@code maxEntries / 256}; it is 1 for small caches, whose estimate is
- * exact (and written by every add). A create compares the estimate with its thresholds
- * ({@link #decides}); where the slack leaves the background pass's threshold open, it corrects the
- * estimate by its own thread's cells ({@link #estimateSeenByThisThread}: exact for a single
- * writer), and only near the synchronous threshold, whose promise about {@code size()} needs the
- * exact count, does it take a snapshot. (A snapshot for every create near the bound was tried: a
- * benchmark whose count hovered just below the bound took one on nearly every create, and a
- * refused duplicate cost twice as much.)
+ * keeps the slack within {@code maxEntries / 16}; it is 1 only for caches below
+ * {@code 32 * stripes} entries (512 on a machine of two processors, 4,096 on one of 16), whose
+ * estimate is then exact and written by every add. The slack is a worst case over every stripe:
+ * with {@code T} threads writing, the estimate is off by less than {@code T * batch}. (It was
+ * {@code maxEntries / 256}, which made the batch 1, and the estimate a word written by every
+ * create, for ext4's 16,384 entries on 8 or more processors: the machines striping is for.)
+ * A create compares the estimate with its thresholds ({@link #decides}); where the slack leaves
+ * the background pass's threshold open, it corrects the estimate by its own thread's cells
+ * ({@link #estimateSeenByThisThread}: exact for a single creating thread, since reclaim passes
+ * count their frees with {@link #addExactly}), and only near the synchronous threshold, whose
+ * promise about {@code size()} needs the exact count, does it take a snapshot. (A snapshot for
+ * every create near the bound was tried: a benchmark whose count hovered just below the bound
+ * took one on nearly every create, and a refused duplicate cost twice as much.)
  *
  * <h2>Memory ordering</h2>
  * Every access to a cell, {@code central}, {@code collectors} or the estimate is a volatile-mode
@@ -85,7 +91,7 @@ final class EntryCount {
      * @param maxEntries the cache's bound (saturated values welcome): it sizes the estimate's batch
      */
     EntryCount(long maxEntries) {
-        long most = Math.min(MAX_BATCH, Math.max(1, maxEntries / 256 / cells.stripes()));
+        long most = Math.min(MAX_BATCH, Math.max(1, maxEntries / 16 / cells.stripes()));
         this.batch = Long.highestOneBit(most);
         this.batchShift = Long.numberOfTrailingZeros(batch);
     }
@@ -100,8 +106,7 @@ final class EntryCount {
             return;
         }
         if (lvCollectors() != 0) {
-            WORD.getAndAdd(shared, CENTRAL, delta);
-            WORD.getAndAdd(shared, ESTIMATE, delta);
+            addExactly(delta);
             return;
         }
         int counter = delta > 0 ? ADDED : REMOVED;
@@ -114,6 +119,18 @@ final class EntryCount {
         }
     }
 
+    /**
+     * Counts {@code delta} entries added or removed in {@code central} and the estimate at once,
+     * so that the estimate carries all of it and no thread's cell keeps a part below a batch: for
+     * rare bulk changes (a reclaim pass's frees), which then leave nothing that another thread's
+     * {@link #estimateSeenByThisThread} cannot see. Writes two shared words; allocation-free. A
+     * snapshot reads {@code central} in one load, so it sees all of the change or none of it.
+     */
+    void addExactly(long delta) {
+        WORD.getAndAdd(shared, CENTRAL, delta);
+        WORD.getAndAdd(shared, ESTIMATE, delta);
+    }
+
     /** The estimate: off from the count by less than {@link #slack()} either way once quiet. */
     long estimate() {
         return (long) WORD.getVolatile(shared, ESTIMATE);
@@ -122,7 +139,8 @@ final class EntryCount {
     /**
      * The estimate corrected by the calling thread's own cells: what the estimate leaves out of
      * this thread's adds (each cell's part below a multiple of the batch) added back. Exact when
-     * this thread is the only writer; otherwise off by the other stripes' parts, less than
+     * no other thread writes cells ({@link #addExactly} writes none); otherwise off by the other
+     * stripes' parts, less than
      * {@code (stripes - 1) * (batch - 1)} either way. Reads the thread's own line only.
      */
     long estimateSeenByThisThread(long estimate) {

@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.MbCache.Entry;
+import org.mbcache.internal.StripedStatistics;
 
 /**
  * The LRU list of all entries in creation order (kernel {@code c_list}), with its lock

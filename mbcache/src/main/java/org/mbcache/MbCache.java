@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Saturating;
+import org.mbcache.internal.StripedStatistics;
 
 /**
  * The kernel port: Linux {@code fs/mbcache.c} (the 2016 "mbcache2" rewrite with the 2019 request
@@ -16,14 +17,14 @@ import org.mbcache.internal.Saturating;
  * <p>Build one with {@link #create(int)} or {@link #builder()}: {@code 2^bucketBits} buckets (ext4
  * uses 10), background reclaim from {@code maxEntries} (default 16 per bucket), a synchronous pass
  * on the creating thread from {@code 2 * maxEntries}. Lookups never block on the cache's locks in
- * the common case, and neither a lookup nor a refused duplicate allocates; with the default
- * {@link CreateStrategy#REQUEST_LIST}, a create refused because its pair is cached takes no lock
- * either.
+ * the common case, and a lookup never allocates; with the default
+ * {@link CreateStrategy#REQUEST_LIST}, a refused duplicate allocates nothing either, and one refused
+ * because its pair is cached takes no lock.
  *
  * <p>Keys are content hashes, and whoever writes content chooses them. So the bucket of a key is
  * picked with a per-cache secret ({@link Builder#hashSeed(long)}), not the kernel's fixed
- * {@code hash_32}, and no bucket chain keeps more than {@link #chainCap()} entries that nobody
- * holds: a flood of colliding keys costs its sender, not the other users of the cache. Each cache
+ * {@code hash_32}, and no create leaves a bucket chain with more than {@link #chainCap()} entries
+ * that nobody holds: a flood of colliding keys costs its sender, not the other users of the cache. Each cache
  * also answers heap pressure (an old-generation collection-usage threshold) with reclaim passes
  * until it is closed.
  */
@@ -32,8 +33,8 @@ public final class MbCache implements DedupCache {
     /*
      * Implementation notes.
      *
-     * The order is mbcache.c's own: data structures first (Entry here; Buckets, Lru and
-     * StripedCounter in files of their own), then the functions that use them, each naming the
+     * The order is mbcache.c's own: data structures first (Entry here; Buckets, Lru, EntryCount,
+     * StripedCounter and internal.StripedStatistics in files of their own), then the functions that use them, each naming the
      * kernel function it ports.
      *
      * Entries (Entry, 40 bytes with compressed oops) carry their key, value, owning cache, one LRU
@@ -104,16 +105,26 @@ public final class MbCache implements DedupCache {
      *   deleteOrGet                         the bucket's lock word, chain and writer-side arrays;
      *                                       the entry; an entry-count and a dead-entry cell; once
      *                                       per batch, the two estimates
-     *   reclaim pass (any kind)             the LRU lock and list; per freed entry its bucket
+     *   reclaim pass (any kind)             the LRU lock and list; every append stack's top (it
+     *                                       takes them all); the state word of every entry it
+     *                                       claims or clears; per freed entry its bucket's lock
+     *                                       word and chain; a dead-entry cell; the entry count's
+     *                                       central word and estimate, once per pass
      *   size()                              none (while writers keep a snapshot from agreeing,
      *                                       the entry count's diversion word, twice)
+     *   stats()                             every bucket's lock word (it takes each bit in turn
+     *                                       to read the bucket's counters), so lookups meanwhile
+     *                                       fall back to the bit once in a while
      *
      * The per-thread cells (StripedStatistics', StripedCounter's, EntryCount's, the append stacks)
      * are on lines of their own; two threads share one only when their ids collide (one chance in 16
-     * or more stripes for two threads). Lock words of neighbouring buckets share a line, but only
-     * creates and deletes write them, and lookups no longer take them. No word is written by every
-     * create or removal: the shared estimates move once per batch (up to 64) of one thread's adds,
-     * and the entry count's central word only while a size() waits for writers. (On this project's
+     * or more stripes for two threads). Lock words of neighbouring buckets share a line; creates,
+     * deletes, passes, stats() and close() write them, and lookups only when a writer was in the
+     * bucket. No word is written by every create or removal in a cache of at least 32 entries per
+     * stripe (512 on 2 processors, 4,096 on 16; see EntryCount): the shared estimates move once per
+     * batch (2 to 64) of one thread's adds, and the entry count's central word only while a size()
+     * waits for writers or a pass counts its frees. A smaller cache keeps an exact estimate, which
+     * every create and removal writes. (On this project's
      * 2-vCPU machines the single atomic entry count this replaced cost nothing measurable: a patched
      * copy with striped cells ran churn and new creates at 2 threads within the fork-to-fork noise
      * of the built jar. The argument is for machines with many cores, where one word written by
@@ -149,7 +160,7 @@ public final class MbCache implements DedupCache {
      * visible wherever it is found; key and value are final fields. Accessors carrying a memory
      * order are named JCTools-style: lv load volatile, la load acquire, lp/sp load/store plain, so
      * store release ("ordered"), cas compare-and-set; where a VarHandle is called directly, its
-     * access mode is in the method's name.
+     * access mode is in the method's name (Buckets.setFilterOpaque, an opaque store).
      *
      * Failure atomicity. A Throwable can surface in any allocation. Every locked section allocates
      * (chain or request array growth) before it changes anything; the counters never allocate, so
@@ -518,7 +529,8 @@ public final class MbCache implements DedupCache {
 
     /**
      * A builder with the defaults: 2^10 buckets, 16 entries per bucket, {@code REQUEST_LIST}, a
-     * random hash seed, the default chain cap.
+     * random hash seed, the default chain cap, and background reclaim on the shared daemon thread
+     * {@code mbcache-reclaim}.
      *
      * @return a new builder
      */
@@ -576,7 +588,8 @@ public final class MbCache implements DedupCache {
          * Where background reclaim passes run. Default: one shared daemon thread,
          * {@code mbcache-reclaim}, for all caches that do not name their own. If the executor throws,
          * the pass runs on the creating thread instead; if it accepts a pass and never runs it, the
-         * pass is handed to it again once creates reach {@code 2 * maxEntries}.
+         * pass is handed to it again when a create reaches {@code 2 * maxEntries} while the pass
+         * has been pending for over a second.
          *
          * @param executor the executor
          * @return this builder
@@ -688,7 +701,8 @@ public final class MbCache implements DedupCache {
      * <p>Kernel {@code mb_cache_entry_create}, with the request list of the 2019 patch when the
      * strategy is {@link CreateStrategy#REQUEST_LIST}: then a refused duplicate allocates nothing,
      * and an accepted create allocates the entry alone. A create that finds its chain at the
-     * {@linkplain #chainCap() cap} first reclaims the chain's oldest unheld entry.
+     * {@linkplain #chainCap() cap} first reclaims the chain's oldest unheld entries (a referenced
+     * one is passed over once, as in a reclaim pass) until the new entry fits.
      */
     @Override
     public boolean create(int key, long value, boolean reusable) {
@@ -755,8 +769,9 @@ public final class MbCache implements DedupCache {
      *   <li>near the bound, with a background pass already pending, not at all: scheduling one
      *       more is a no-op;</li>
      *   <li>near the bound otherwise, on the estimate corrected by this thread's own cells: exact
-     *       when one thread writes (and runs the passes), early or late by less than the slack
-     *       ({@code maxEntries / 256} at most) when several do.</li>
+     *       when one thread creates and deletes (whichever thread runs the passes, which count
+     *       their frees exactly), early or late by less than {@code batch} per other writing
+     *       thread ({@code maxEntries / 16} at most in all) when several do.</li>
      * </ul>
      * A create below the bound reads the one shared estimate word, written once per batch of adds.
      */
@@ -1077,8 +1092,10 @@ public final class MbCache implements DedupCache {
      * ({@code Long.MAX_VALUE}: no limit). An interrupted thread gets {@link InterruptedException}
      * at once, even if the entry is already unused.
      *
-     * <p>No lost wake-up: the condition, evaluated after the queue has counted this waiter, sets the
-     * entry's {@link Entry#WAITERS} bit in the same CAS loop that re-reads the count. A release whose
+     * <p>No lost wake-up: the condition is evaluated once without the queue's lock (a shortcut for
+     * an entry already unused; it may set the bit too) and then again after the queue has counted
+     * this waiter, and that second evaluation is what the argument rests on: it sets the entry's
+     * {@link Entry#WAITERS} bit in the same CAS loop that re-reads the count. A release whose
      * CAS comes after that sees the bit and wakes the queue; one that comes before left a count the
      * condition sees (the handshake is spelled out on {@link HashedWaitQueues}).
      */
@@ -1224,7 +1241,7 @@ public final class MbCache implements DedupCache {
             }
             lru.forgetDeadEntries(deadDropped);
             entriesReclaimed += freed;
-            entryCount.add(-freed);
+            entryCount.addExactly(-freed); // the pass's thread leaves no part of it in a cell
         } finally {
             lru.lock.unlock();
         }

@@ -2,6 +2,7 @@ package org.mbcache;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import org.mbcache.internal.StripedStatistics;
 
 /**
  * A counter split into per-thread cells on cache lines of their own (one counter of a

@@ -9,7 +9,7 @@ import java.lang.reflect.Method;
  * reflectively, because the module {@code org.mbcache} (which these tests are compiled into) does not
  * read {@code jdk.management}, and core reflection needs no readability.
  */
-final class AllocatedBytes {
+public final class AllocatedBytes {
 
     private AllocatedBytes() {}
 
@@ -18,7 +18,7 @@ final class AllocatedBytes {
      *
      * @return the thread's allocation counter
      */
-    static long byCurrentThread() {
+    public static long byCurrentThread() {
         try {
             Method method = Class.forName("com.sun.management.ThreadMXBean")
                     .getMethod("getThreadAllocatedBytes", long.class);

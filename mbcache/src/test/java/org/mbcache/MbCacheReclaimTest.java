@@ -184,6 +184,38 @@ class MbCacheReclaimTest {
         }
     }
 
+    /**
+     * A pass run by another thread (the reclaim thread, in production) counts its frees where the
+     * creating thread's view of the count sees them: with one thread creating, the background pass
+     * is still scheduled at exactly {@code maxEntries}. A pass that counted its frees in its own
+     * thread's cell would leave part of them below a batch, where the creator cannot see them, and
+     * the creator would schedule early.
+     */
+    @Test
+    void aPassOnAnotherThreadLeavesTheCreatorsScheduleExact() throws Exception {
+        int max = 1 << 16;
+        try (MbCache cache = cache(12, max)) {
+            long next = 0;
+            for (; next < max - 1; next++) {
+                cache.create((int) next, next, true);
+            }
+            int freedElsewhere = 37; // odd: never a whole batch
+            long[] freed = new long[1];
+            Thread reclaimer = new Thread(() -> freed[0] = cache.shrink(freedElsewhere));
+            reclaimer.start();
+            reclaimer.join();
+            assertEquals(freedElsewhere, freed[0]);
+            for (int i = 0; i < freedElsewhere; i++, next++) {
+                cache.create((int) next, next, true);
+                assertTrue(executor.tasks.isEmpty(), "a pass scheduled at " + (cache.size() - 1) + " entries");
+            }
+            cache.create((int) next, next++, true);
+            assertTrue(executor.tasks.isEmpty(), "the create that found max - 1 entries scheduled a pass");
+            cache.create((int) next, next, true);
+            assertEquals(1, executor.tasks.size(), "the create that found max entries scheduled none");
+        }
+    }
+
     @Test
     void theBackgroundPassScansASixteenthOfMaxEntries() {
         try (MbCache cache = cache(4, 64)) {

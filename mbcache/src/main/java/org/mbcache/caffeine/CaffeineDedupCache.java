@@ -16,13 +16,13 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import org.mbcache.CacheEntry;
 import org.mbcache.CacheStats;
 import org.mbcache.DedupCache;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Saturating;
+import org.mbcache.internal.StripedStatistics;
 
 /**
  * A {@link DedupCache} on top of a bounded Caffeine cache, with the full contract of
@@ -111,7 +111,7 @@ public final class CaffeineDedupCache implements DedupCache {
      * Lazy unpinning. Pinned but unheld entries cost nothing until the cache holds more than
      * maxEntries (Caffeine would not evict anyway). A drain is handed to the executor once the stack
      * holds unpinBatch = maxEntries / 16 entries and the cache holds more than maxEntries (or the
-     * stack more entries than the cache, so that dead ones do not pile up); it unpins all but the
+     * stack more than twice as many entries as the cache, so that dead ones do not pile up); it unpins all but the
      * unpinBatch / 2 newest live entries (the hot ones). At or below the bound a read-mostly cache
      * keeps its entries pinned, and its lookups are lock-free CASes.
      *
@@ -169,7 +169,8 @@ public final class CaffeineDedupCache implements DedupCache {
      *
      * Statistics. Caffeine's recordStats() would time every compute with two clock reads, count
      * the pin and unpin computes as loads, and count groups, not entries: everything is counted
-     * here, in LongAdders; evictions come from the eviction listener.
+     * here, in a StripedStatistics (allocation-free, see its field); evictions come from the
+     * eviction listener.
      */
 
     /** maxEntries of {@link #builder()} when none is given: ext4's (1024 buckets, 16 per bucket). */
@@ -275,16 +276,24 @@ public final class CaffeineDedupCache implements DedupCache {
         }
     }
 
-    private final LongAdder creates = new LongAdder();
-    private final LongAdder duplicatesRefused = new LongAdder();
-    private final LongAdder lookupHits = new LongAdder();
-    private final LongAdder lookupMisses = new LongAdder();
-    private final LongAdder deletes = new LongAdder();
-    private final LongAdder entriesReclaimed = new LongAdder();
-    private final LongAdder backgroundReclaimPasses = new LongAdder();
-    private final LongAdder synchronousReclaimPasses = new LongAdder();
-    private final LongAdder requestedReclaimPasses = new LongAdder();
-    private final LongAdder chainCapReclaims = new LongAdder();
+    /** {@link #statistics}' counters, one per figure of {@link #stats()}. */
+    private static final int CREATES = 0;
+    private static final int DUPLICATES_REFUSED = 1;
+    private static final int LOOKUP_HITS = 2;
+    private static final int LOOKUP_MISSES = 3;
+    private static final int DELETES = 4;
+    private static final int ENTRIES_RECLAIMED = 5;
+    private static final int BACKGROUND_RECLAIM_PASSES = 6;
+    private static final int SYNCHRONOUS_RECLAIM_PASSES = 7;
+    private static final int REQUESTED_RECLAIM_PASSES = 8;
+    private static final int CHAIN_CAP_RECLAIMS = 9;
+    /**
+     * The counters of {@link #stats()}, one line per thread for all of them: allocated with the
+     * cache, never allocating when they count (a LongAdder allocates its cells on its first
+     * collision, and a lookup counts its hit after it pinned and referenced the entry, so a count
+     * that threw there would leak both).
+     */
+    private final StripedStatistics statistics = new StripedStatistics(10);
 
     private CaffeineDedupCache(long maxEntries, int chainCap, Executor executor) {
         this.maxEntries = maxEntries;
@@ -373,7 +382,8 @@ public final class CaffeineDedupCache implements DedupCache {
         }
 
         /**
-         * Sets the executor that runs Caffeine's maintenance (eviction): the background reclaim.
+         * Sets the executor that runs Caffeine's maintenance (eviction), the background reclaim, and
+         * this backend's drains of lazily unpinned entries.
          * {@code Runnable::run} runs it on the calling threads instead.
          *
          * @param executor the executor
@@ -885,7 +895,7 @@ public final class CaffeineDedupCache implements DedupCache {
         Integer boxedKey = key;
         Entry[] group = currentGroup(boxedKey);
         if (group != null && indexOfValue(group, value) >= 0) {
-            duplicatesRefused.increment();
+            statistics.add(DUPLICATES_REFUSED, 1);
             return false;
         }
         Entry entry = new Entry(this, boxedKey, value, reusable);
@@ -899,10 +909,10 @@ public final class CaffeineDedupCache implements DedupCache {
                 }
             }
             if (insert.capReclaimed > 0) {
-                chainCapReclaims.add(insert.capReclaimed);
+                statistics.add(CHAIN_CAP_RECLAIMS, insert.capReclaimed);
             }
             if (!insert.inserted) {
-                duplicatesRefused.increment();
+                statistics.add(DUPLICATES_REFUSED, 1);
                 return false;
             }
         }
@@ -910,7 +920,7 @@ public final class CaffeineDedupCache implements DedupCache {
             groupMap.remove(boxedKey);
             ensureOpen();
         }
-        creates.increment();
+        statistics.add(CREATES, 1);
         long size = entryCount.get();
         if (size > maxEntries) {
             unpins.scheduleIfBacklogged(); // lately held entries must become evictable again
@@ -930,7 +940,7 @@ public final class CaffeineDedupCache implements DedupCache {
      * below.
      */
     private void reclaimSynchronously(Integer boxedKey) {
-        synchronousReclaimPasses.increment();
+        statistics.add(SYNCHRONOUS_RECLAIM_PASSES, 1);
         unpins.drainAllNow();
         groups.cleanUp();
         long excess = entryCount.get() - synchronousReclaimThreshold + 1;
@@ -956,7 +966,7 @@ public final class CaffeineDedupCache implements DedupCache {
             }
         }
         if (freed > 0) {
-            entriesReclaimed.add(freed);
+            statistics.add(ENTRIES_RECLAIMED, freed);
         }
     }
 
@@ -1156,7 +1166,7 @@ public final class CaffeineDedupCache implements DedupCache {
     }
 
     private Entry countLookup(Entry found) {
-        (found != null ? lookupHits : lookupMisses).increment();
+        statistics.add(found != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
         return found;
     }
 
@@ -1215,7 +1225,7 @@ public final class CaffeineDedupCache implements DedupCache {
         DeleteOrGet deleteOrGet = new DeleteOrGet(value);
         groupMap.computeIfPresent(boxedKey, deleteOrGet);
         if (deleteOrGet.deleted) {
-            deletes.increment();
+            statistics.add(DELETES, 1);
         }
         return deleteOrGet.held;
     }
@@ -1323,7 +1333,7 @@ public final class CaffeineDedupCache implements DedupCache {
         if (nrToScan < 0) {
             throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
         }
-        requestedReclaimPasses.increment();
+        statistics.add(REQUESTED_RECLAIM_PASSES, 1);
         // Every entry present now may use its second chance once: bounded whatever creates or
         // touches run meanwhile.
         long present = entryCount.get();
@@ -1373,7 +1383,7 @@ public final class CaffeineDedupCache implements DedupCache {
             }
         }
         if (freed > 0) {
-            entriesReclaimed.add(freed);
+            statistics.add(ENTRIES_RECLAIMED, freed);
         }
         return freed;
     }
@@ -1486,7 +1496,7 @@ public final class CaffeineDedupCache implements DedupCache {
             }
         }
         entryCount.addAndGet(-group.length); // every entry left the map, breached ones too
-        entriesReclaimed.add(retired);
+        statistics.add(ENTRIES_RECLAIMED, retired);
         if (breached != null) {
             AssertionError breach = new AssertionError("Caffeine evicted an entry somebody holds: " + breached);
             // Kept only by an open cache (the first breach wins; a closed one stays closed). The
@@ -1503,7 +1513,7 @@ public final class CaffeineDedupCache implements DedupCache {
     /** Run first by every background task: it counts as a background pass if the cache is at its bound. */
     private void countBackgroundPass() {
         if (entryCount.get() >= maxEntries) {
-            backgroundReclaimPasses.increment();
+            statistics.add(BACKGROUND_RECLAIM_PASSES, 1);
         }
     }
 
@@ -1512,16 +1522,16 @@ public final class CaffeineDedupCache implements DedupCache {
     public CacheStats stats() {
         ensureOpen();
         return new CacheStats(
-                creates.sum(),
-                duplicatesRefused.sum(),
-                lookupHits.sum(),
-                lookupMisses.sum(),
-                deletes.sum(),
-                entriesReclaimed.sum(),
-                backgroundReclaimPasses.sum(),
-                synchronousReclaimPasses.sum(),
-                requestedReclaimPasses.sum(),
-                chainCapReclaims.sum());
+                statistics.sum(CREATES),
+                statistics.sum(DUPLICATES_REFUSED),
+                statistics.sum(LOOKUP_HITS),
+                statistics.sum(LOOKUP_MISSES),
+                statistics.sum(DELETES),
+                statistics.sum(ENTRIES_RECLAIMED),
+                statistics.sum(BACKGROUND_RECLAIM_PASSES),
+                statistics.sum(SYNCHRONOUS_RECLAIM_PASSES),
+                statistics.sum(REQUESTED_RECLAIM_PASSES),
+                statistics.sum(CHAIN_CAP_RECLAIMS));
     }
 
     /**

@@ -1,4 +1,4 @@
-package org.mbcache;
+package org.mbcache.internal;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -23,7 +23,7 @@ import java.util.Objects;
  * <p>Memory ordering: every access to a cell is a volatile-mode {@link VarHandle} access; the
  * counters order nothing else.
  */
-final class StripedStatistics {
+public final class StripedStatistics {
     private static final VarHandle CELL = MethodHandles.arrayElementVarHandle(long[].class);
     /** Stripes 16 longs (128 bytes) apart: apart also for the adjacent-line prefetcher. */
     private static final int STRIDE = 16;
@@ -38,7 +38,7 @@ final class StripedStatistics {
      *
      * @param counters how many counters; at most 16, the longs of one stripe
      */
-    StripedStatistics(int counters) {
+    public StripedStatistics(int counters) {
         if (counters < 1 || counters > STRIDE) {
             throw new IllegalArgumentException("counters must be 1 to " + STRIDE + ", was " + counters);
         }
@@ -50,7 +50,7 @@ final class StripedStatistics {
     }
 
     /** Stripes for this machine: eight per processor, a power of two, between 16 and 256. */
-    static int stripeCount() {
+    public static int stripeCount() {
         int wanted = 8 * Runtime.getRuntime().availableProcessors();
         int stripes = 16;
         while (stripes < wanted && stripes < MAX_STRIPES) {
@@ -61,7 +61,7 @@ final class StripedStatistics {
 
     /** The stripe of the calling thread among {@code mask + 1}: {@link #stripeOf} its id. */
     @SuppressWarnings("deprecation") // Thread.getId: threadId() arrived in Java 19, this targets 17
-    static int stripeOfCurrentThread(int mask) {
+    public static int stripeOfCurrentThread(int mask) {
         return stripeOf(Thread.currentThread().getId(), mask);
     }
 
@@ -74,13 +74,13 @@ final class StripedStatistics {
      * or five on one stripe, so two threads of a pool often shared an append stack and a
      * dead-entry cell.
      */
-    static int stripeOf(long id, int mask) {
+    public static int stripeOf(long id, int mask) {
         int bits = Integer.bitCount(mask);
         return bits == 0 ? 0 : ((int) id * 0x9E3779B9) >>> (32 - bits);
     }
 
     /** Adds {@code delta} to counter {@code counter} in the calling thread's stripe. Never allocates. */
-    void add(int counter, long delta) {
+    public void add(int counter, long delta) {
         getAndAdd(counter, delta);
     }
 
@@ -89,19 +89,19 @@ final class StripedStatistics {
      *
      * @return that stripe's cell before the add
      */
-    long getAndAdd(int counter, long delta) {
+    public long getAndAdd(int counter, long delta) {
         int stripe = stripeOfCurrentThread(mask) + 1;
         return (long) CELL.getAndAdd(cells, stripe * STRIDE + Objects.checkIndex(counter, counters), delta);
     }
 
     /** Counter {@code counter} in the calling thread's stripe (which threads whose ids collide share). */
-    long own(int counter) {
+    public long own(int counter) {
         int stripe = stripeOfCurrentThread(mask) + 1;
         return (long) CELL.getVolatile(cells, stripe * STRIDE + Objects.checkIndex(counter, counters));
     }
 
     /** Counter {@code counter}'s sum over every stripe: exact once the adders are quiet. */
-    long sum(int counter) {
+    public long sum(int counter) {
         int offset = Objects.checkIndex(counter, counters);
         long sum = 0;
         for (int i = STRIDE; i < cells.length; i += STRIDE) {
@@ -111,12 +111,12 @@ final class StripedStatistics {
     }
 
     /** How many stripes each counter is split into. */
-    int stripes() {
+    public int stripes() {
         return mask + 1;
     }
 
     /** Resets every counter to zero. Only while nobody adds (close). */
-    void reset() {
+    public void reset() {
         for (int i = 0; i < cells.length; i++) {
             CELL.setVolatile(cells, i, 0L);
         }

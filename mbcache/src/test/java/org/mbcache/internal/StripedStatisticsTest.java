@@ -1,4 +1,4 @@
-package org.mbcache;
+package org.mbcache.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
+import org.mbcache.AllocatedBytes;
 import org.mbcache.contract.ConcurrentRounds;
 
 /**
