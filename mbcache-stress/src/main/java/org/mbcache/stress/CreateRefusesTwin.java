@@ -24,6 +24,11 @@ import org.mbcache.testing.Backend;
  * <p>Result: {@code r1} = the first creator won (1) or was refused (0); {@code r2} = the twin won (1) or
  * was refused (0); {@code r3} = the twin's {@code get} right after its create found the pair (1) or not
  * (0); {@code r4} = {@code size()} at the end.
+ *
+ * <p>No Caffeine variant: the race is about the request list (section 5), which that backend lacks,
+ * and the contract (section 3) lets any backend refuse a twin whose create is still in progress, so
+ * the one outcome that tells the strategies apart ({@code 1, 0, 0, 1}) could not be forbidden there;
+ * its racing creators are {@link RacingCreators.Caffeine}.
  */
 public final class CreateRefusesTwin {
 

@@ -117,4 +117,36 @@ public final class CreateVsDeleteOrGet {
             settle(r);
         }
     }
+
+    /**
+     * The race on the Caffeine backend, whose create publishes the entry at count 1 by one atomic map
+     * insert, so deleteOrGet finds it whole or not at all; the entry count must still come out exact.
+     */
+    @JCStressTest
+    @JCStressMeta(CreateVsDeleteOrGet.class)
+    @State
+    public static class Caffeine extends Race {
+        /** A fresh, empty cache. */
+        public Caffeine() {
+            super(Backend.CAFFEINE);
+        }
+
+        /** Creates the pair. */
+        @Actor
+        public void creator(IIII_Result r) {
+            create(r);
+        }
+
+        /** Deletes the pair, or takes and releases it if somebody holds it. */
+        @Actor
+        public void deleter(IIII_Result r) {
+            deleteOrGet(r);
+        }
+
+        /** Counts the entries, looks the pair up and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
 }

@@ -99,4 +99,33 @@ public final class FindNextVsDelete {
             settle(r);
         }
     }
+
+    /** The race on the Caffeine backend, whose walk continues in the key's group as it read it. */
+    @JCStressTest
+    @JCStressMeta(FindNextVsDelete.class)
+    @State
+    public static class Caffeine extends Race {
+        /** A cache holding two entries under one key. */
+        public Caffeine() {
+            super(Backend.CAFFEINE);
+        }
+
+        /** Walks the key's chain: findFirst, then findNext (which releases the first). */
+        @Actor
+        public void walker(IIII_Result r) {
+            walk(r);
+        }
+
+        /** Deletes the older entry, unless the walker holds it. */
+        @Actor
+        public void deleter(IIII_Result r) {
+            delete(r);
+        }
+
+        /** Releases what the actors hold, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
 }

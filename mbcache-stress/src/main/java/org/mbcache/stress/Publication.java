@@ -116,4 +116,33 @@ public final class Publication {
             settle();
         }
     }
+
+    /** Publication on the Caffeine backend, whose lookups read the key's group without a lock. */
+    @JCStressTest
+    @JCStressMeta(Publication.class)
+    @State
+    public static class Caffeine extends Race {
+        /** A fresh, empty cache. */
+        public Caffeine() {
+            super(Backend.CAFFEINE);
+        }
+
+        /** Creates a reusable pair. */
+        @Actor
+        public void creator() {
+            create();
+        }
+
+        /** Looks the key up and reads every field of what it finds. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Closes the cache. */
+        @Arbiter
+        public void check() {
+            settle();
+        }
+    }
 }

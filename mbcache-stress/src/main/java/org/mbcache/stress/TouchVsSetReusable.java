@@ -8,6 +8,7 @@ import static org.mbcache.stress.Keys.VALUE;
 import org.mbcache.CacheEntry;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
+import org.openjdk.jcstress.annotations.JCStressMeta;
 import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
@@ -102,6 +103,64 @@ public final class TouchVsSetReusable {
         /** A cache holding a non-reusable pair, referenced by the test. */
         public SetReusable() {
             super(Backend.MBCACHE_REQUEST_LIST, false);
+        }
+
+        /** Marks the entry recently used. */
+        @Actor
+        public void toucher() {
+            touch();
+        }
+
+        /** Sets the reusable flag. */
+        @Actor
+        public void setter() {
+            setReusable(true);
+        }
+
+        /** Reads the flags back (reusable directly, referenced through reclaim) and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
+
+    /** {@link ClearReusable} on the Caffeine backend, whose flags share one word too. */
+    @JCStressTest
+    @JCStressMeta(ClearReusable.class)
+    @State
+    public static class CaffeineClearReusable extends Race {
+        /** A cache holding a reusable pair, referenced by the test. */
+        public CaffeineClearReusable() {
+            super(Backend.CAFFEINE, true);
+        }
+
+        /** Marks the entry recently used. */
+        @Actor
+        public void toucher() {
+            touch();
+        }
+
+        /** Clears the reusable flag. */
+        @Actor
+        public void clearer() {
+            setReusable(false);
+        }
+
+        /** Reads the flags back (reusable directly, referenced through reclaim) and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
+
+    /** {@link SetReusable} on the Caffeine backend, whose flags share one word too. */
+    @JCStressTest
+    @JCStressMeta(SetReusable.class)
+    @State
+    public static class CaffeineSetReusable extends Race {
+        /** A cache holding a non-reusable pair, referenced by the test. */
+        public CaffeineSetReusable() {
+            super(Backend.CAFFEINE, false);
         }
 
         /** Marks the entry recently used. */

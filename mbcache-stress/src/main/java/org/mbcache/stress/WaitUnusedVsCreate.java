@@ -28,6 +28,10 @@ import org.mbcache.testing.Backend;
  * an outcome instead of a hang. Result: {@code r1} = create won (1); {@code r2} = {@code deleteOrGet}
  * returned the entry (1) or {@code null} (0); {@code r3} = the wait succeeded (1), timed out (0), was
  * interrupted (-1), or was not needed (2); {@code r4} = {@code size()} at the end.
+ *
+ * <p>No Caffeine variant: that backend's create takes no initial reference (it publishes the entry at
+ * count 1 by one atomic map insert), so {@code deleteOrGet} can never catch an entry mid-create and
+ * the race reduces to {@link CreateVsDeleteOrGet.Caffeine}.
  */
 @Outcome(id = {"1, 0, 2, 0", "1, 0, 2, 1"}, expect = ACCEPTABLE,
         desc = "deleteOrGet ran before (nothing to delete) or after the create (deleted the unused entry).")

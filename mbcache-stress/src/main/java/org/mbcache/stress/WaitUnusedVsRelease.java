@@ -105,4 +105,33 @@ public final class WaitUnusedVsRelease {
             settle(r);
         }
     }
+
+    /** The race on the Caffeine backend. */
+    @JCStressTest
+    @JCStressMeta(WaitUnusedVsRelease.class)
+    @State
+    public static class Caffeine extends Race {
+        /** A cached pair held by a user and by the deleter. */
+        public Caffeine() {
+            super(Backend.CAFFEINE);
+        }
+
+        /** The user is done with the entry. */
+        @Actor
+        public void user(III_Result r) {
+            release();
+        }
+
+        /** The deleter waits, bounded, until only the cache and itself hold the entry. */
+        @Actor
+        public void deleter(III_Result r) {
+            await(r);
+        }
+
+        /** Releases, retries the delete as ext4 does, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
 }
