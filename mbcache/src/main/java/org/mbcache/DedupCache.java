@@ -14,8 +14,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>References.</b> The cache holds one reference to every entry it contains; each entry handed
  * to a caller carries one more, which the caller gives back with {@link #release} (or
- * {@link CacheEntry#close()}). Only reclaim and {@link #deleteOrGet} remove an entry, and only
- * when nobody but the cache holds it, so an entry somebody holds is never removed. That is the guarantee ext4's journal depends on.
+ * {@link CacheEntry#close()}). Only reclaim and {@link #deleteOrGet} remove an entry, and only when
+ * nobody but the cache holds it, so an entry somebody holds is never removed. That is the guarantee
+ * ext4's journal depends on.
  *
  * <p><b>Misuse</b> that the cache can see gets an exception, never corruption: {@code null}
  * arguments are a {@link NullPointerException} naming the argument, an entry of another cache an

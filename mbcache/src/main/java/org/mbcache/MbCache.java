@@ -24,9 +24,9 @@ import org.mbcache.internal.StripedStatistics;
  * <p>Keys are content hashes, and whoever writes content chooses them. So the bucket of a key is
  * picked with a per-cache secret ({@link Builder#hashSeed(long)}), not the kernel's fixed
  * {@code hash_32}, and no create leaves a bucket chain with more than {@link #chainCap()} entries
- * that nobody holds: a flood of colliding keys costs its sender, not the other users of the cache. Each cache
- * also answers heap pressure (an old-generation collection-usage threshold) with reclaim passes
- * until it is closed.
+ * that nobody holds: a flood of colliding keys costs its sender, not the other users of the
+ * cache. Each cache also answers heap pressure (an old-generation collection-usage threshold)
+ * with reclaim passes until it is closed.
  */
 public final class MbCache implements DedupCache {
 
@@ -34,8 +34,8 @@ public final class MbCache implements DedupCache {
      * Implementation notes.
      *
      * The order is mbcache.c's own: data structures first (Entry here; Buckets, Lru, EntryCount,
-     * StripedCounter and internal.StripedStatistics in files of their own), then the functions that use them, each naming the
-     * kernel function it ports.
+     * StripedCounter and internal.StripedStatistics in files of their own), then the functions
+     * that use them, each naming the kernel function it ports.
      *
      * Entries (Entry, 40 bytes with compressed oops) carry their key, value, owning cache, one LRU
      * link and one int "state word" holding the reference count and three flags (reusable,
@@ -124,11 +124,10 @@ public final class MbCache implements DedupCache {
      * stripe (512 on 2 processors, 4,096 on 16; see EntryCount): the shared estimates move once per
      * batch (2 to 64) of one thread's adds, and the entry count's central word only while a size()
      * waits for writers or a pass counts its frees. A smaller cache keeps an exact estimate, which
-     * every create and removal writes. (On this project's
-     * 2-vCPU machines the single atomic entry count this replaced cost nothing measurable: a patched
-     * copy with striped cells ran churn and new creates at 2 threads within the fork-to-fork noise
-     * of the built jar. The argument is for machines with many cores, where one word written by
-     * every create is the textbook hot spot.)
+     * every create and removal writes. (On this project's 2-vCPU machines the single atomic entry
+     * count this replaced cost nothing measurable: a patched copy with striped cells ran churn and
+     * new creates at 2 threads within the fork-to-fork noise of the built jar. The argument is for
+     * machines with many cores, where one word written by every create is the textbook hot spot.)
      *
      * What a hit still shares: the entry's state word, written by the acquire and the release CAS,
      * so with uniform keys the entry's line was last written by another core about as often as not.

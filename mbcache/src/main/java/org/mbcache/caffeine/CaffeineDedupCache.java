@@ -109,11 +109,11 @@ public final class CaffeineDedupCache implements DedupCache {
      * unpinned a group is evicted whole by Caffeine, at most chainCap unheld entries at a time.
      *
      * Lazy unpinning. Pinned but unheld entries cost nothing until the cache holds more than
-     * maxEntries (Caffeine would not evict anyway). A drain is handed to the executor once the stack
-     * holds unpinBatch = maxEntries / 16 entries and the cache holds more than maxEntries (or the
-     * stack more than twice as many entries as the cache, so that dead ones do not pile up); it unpins all but the
-     * unpinBatch / 2 newest live entries (the hot ones). At or below the bound a read-mostly cache
-     * keeps its entries pinned, and its lookups are lock-free CASes.
+     * maxEntries (Caffeine would not evict anyway). A drain is handed to the executor once the
+     * stack holds unpinBatch = maxEntries / 16 entries and the cache holds more than maxEntries (or
+     * the stack more than twice as many entries as the cache, so that dead ones do not pile up); it
+     * unpins all but the unpinBatch / 2 newest live entries (the hot ones). At or below the bound a
+     * read-mostly cache keeps its entries pinned, and its lookups are lock-free CASes.
      *
      * The synchronous pass. A create that sees size() >= 2 * maxEntries drains the whole unpin
      * stack, runs Caffeine's pending maintenance (Cache.cleanUp) on its own thread, and then frees

@@ -111,9 +111,10 @@ final class UnpinStack {
     /**
      * Queues an entry whose UNPIN_QUEUED flag the caller has just set, and starts a drain if one is
      * due: once the backlog reaches a batch and either the cache is over its bound or the stack
-     * holds more than twice as many entries as the cache (dead ones must not pile up). Below the bound pinned
-     * entries cost nothing (Caffeine would not evict anyway). At four batches with a drain pending
-     * but not running (an executor that fell behind or dropped the task), this thread drains.
+     * holds more than twice as many entries as the cache (dead ones must not pile up). Below the
+     * bound pinned entries cost nothing (Caffeine would not evict anyway). At four batches with a
+     * drain pending but not running (an executor that fell behind or dropped the task), this thread
+     * drains.
      */
     void push(Entry entry) {
         long queued = relink(entry);

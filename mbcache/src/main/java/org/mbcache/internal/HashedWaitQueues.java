@@ -79,10 +79,11 @@ public final class HashedWaitQueues {
 
     /**
      * Blocks until {@code done} is true, the time runs out, or the thread is interrupted.
-     * {@code done} is evaluated once without the lock (the common case: already done), then with
-     * the queue's lock held, after this waiter is counted, before any waiting and again after every
-     * wake-up (spurious ones included); a waker's handshake relies on the locked evaluations only; it must be cheap, must not block, and must read the
-     * state it waits for with a volatile (or stronger) read.
+     * {@code done} is evaluated once without the lock (the common case: already done), then with the
+     * queue's lock held, after this waiter is counted, before any waiting and again after every
+     * wake-up (spurious ones included); a waker's handshake relies on the locked evaluations only;
+     * it must be cheap, must not block, and must read the state it waits for with a volatile (or
+     * stronger) read.
      *
      * @param waitedOn the object whose state is waited for; wakers pass the same object to {@link #wake}
      * @param done the condition waited for
