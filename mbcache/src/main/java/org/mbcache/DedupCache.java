@@ -33,6 +33,14 @@ import java.util.concurrent.TimeUnit;
  * removed by its eviction) throws an {@link AssertionError} from the call that finds it or, where
  * that call cannot throw, from every later call but {@link #close()}; it never only logs it.
  *
+ * <p><b>Failures.</b> On the kernel port an {@link OutOfMemoryError} (or any other
+ * {@link Throwable}) from an allocation inside an operation reaches the caller and leaves the cache
+ * consistent: no lock held, no reference leaked, no entry half created; the Caffeine backend keeps
+ * to that in its own code, but Caffeine allocates inside its own computes. A
+ * {@link StackOverflowError} inside an operation is survived by neither backend: it can leave a
+ * lock held (a bucket's bit, the LRU lock, Caffeine's eviction lock) and later calls waiting for it
+ * forever. Do not call the cache at the edge of the stack.
+ *
  * <p>Implementations: {@link MbCache} (the kernel port) and
  * {@link org.mbcache.caffeine.CaffeineDedupCache}. All methods are safe to call from any thread.
  */

@@ -442,6 +442,17 @@ public final class MbCache implements DedupCache {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             RECLAIM_PENDING_SINCE = lookup.findVarHandle(MbCache.class, "reclaimPendingSince", long.class);
+            // Classes that an operation would otherwise initialize on its first run, long after the
+            // cache was built: the flight-recorder events (at the first pass, chain-cap reclaim or
+            // pressure signal) and the pass kinds. A Throwable in a static initializer (an
+            // OutOfMemoryError on a full heap, just when the pressure pass runs) marks the class
+            // unusable for the life of the JVM: every later use throws NoClassDefFoundError, and
+            // every cache's reclaim would fail from then on. Initialized here, such a failure fails
+            // the loading of MbCache, before any cache exists (ClassInitializationTest).
+            lookup.ensureInitialized(ReclaimPassEvent.class);
+            lookup.ensureInitialized(ReclaimPassEvent.Kind.class);
+            lookup.ensureInitialized(ChainCapEvent.class);
+            lookup.ensureInitialized(MemoryPressureEvent.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -1263,12 +1274,18 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /** Counts a pass for {@link CacheStats}: memory-pressure passes count as requested ones. */
+    /**
+     * Counts a pass for {@link CacheStats}: memory-pressure passes count as requested ones. Not a
+     * {@code switch}: one on an enum compiles to a synthetic class of its own, initialized at its
+     * first run, in the middle of a pass (see the static initializer of this class).
+     */
     private void countReclaimPass(ReclaimPassEvent.Kind kind) {
-        switch (kind) {
-            case BACKGROUND -> backgroundReclaimPasses++;
-            case SYNCHRONOUS -> synchronousReclaimPasses++;
-            case REQUESTED, MEMORY_PRESSURE -> requestedReclaimPasses++;
+        if (kind == ReclaimPassEvent.Kind.BACKGROUND) {
+            backgroundReclaimPasses++;
+        } else if (kind == ReclaimPassEvent.Kind.SYNCHRONOUS) {
+            synchronousReclaimPasses++;
+        } else {
+            requestedReclaimPasses++; // REQUESTED, MEMORY_PRESSURE
         }
     }
 

@@ -250,7 +250,15 @@ public final class CaffeineDedupCache implements DedupCache {
 
     static {
         try {
-            LIFECYCLE = MethodHandles.lookup().findVarHandle(CaffeineDedupCache.class, "lifecycle", Lifecycle.class);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            LIFECYCLE = lookup.findVarHandle(CaffeineDedupCache.class, "lifecycle", Lifecycle.class);
+            // The entry class would otherwise be initialized by the first create, and Caffeine's
+            // removal causes by the first removal: a Throwable in a static initializer there (an
+            // OutOfMemoryError on a full heap) would leave the class unusable for the life of the
+            // JVM, and every cache of this backend with it. Initialized here, before any cache
+            // exists (ClassInitializationTest; as MbCache does for its own).
+            lookup.ensureInitialized(Entry.class);
+            lookup.ensureInitialized(RemovalCause.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -385,6 +393,14 @@ public final class CaffeineDedupCache implements DedupCache {
          * Sets the executor that runs Caffeine's maintenance (eviction), the background reclaim, and
          * this backend's drains of lazily unpinned entries.
          * {@code Runnable::run} runs it on the calling threads instead.
+         *
+         * <p>The executor must not wait for the task it is handed, nor call this cache from
+         * {@code execute}: Caffeine hands work over while it holds its eviction lock, which the task
+         * needs. An executor that runs the task on another thread and joins it therefore deadlocks
+         * the create that handed it over, one that blocks in {@code execute} stalls other threads'
+         * lookups and passes for as long, and one that calls back into the cache recurses. (The
+         * kernel port, {@link org.mbcache.MbCache}, holds no lock when it hands a pass over, and
+         * takes any of these.)
          *
          * @param executor the executor
          * @return this builder
