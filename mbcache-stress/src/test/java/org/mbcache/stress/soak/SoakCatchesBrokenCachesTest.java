@@ -51,21 +51,32 @@ class SoakCatchesBrokenCachesTest {
         assertTrue(tally.failedCount("held-entry-still-cached") > 0, String.join("\n", tally.report("lossy-get")));
     }
 
+    /**
+     * The check runs only when a close() finds a thread waiting in waitUnused, which a one-second
+     * phase of four or so close rounds now and then never arranges (a CI run met one such phase:
+     * no check passed or failed). So the phase is repeated, up to five times, until the check has
+     * run; a cache that wakes its waiters would pass it each time.
+     */
     @Test
     void aCloseThatLeavesAWaiterAsleepFailsTheWakeUpCheck() throws InterruptedException {
-        Tally tally = Soak.run("sleepy-waiter", (config, executor) -> new Forwarding(kernelPort(config, executor)) {
-            @Override
-            public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException {
-                long deadline = System.nanoTime() + unit.toNanos(timeout);
-                try {
-                    return super.waitUnused(entry, timeout, unit);
-                } catch (IllegalStateException closed) {
-                    // As if close() had missed this waiter: it notices the close only at its time-out.
-                    TimeUnit.NANOSECONDS.sleep(Math.max(0, deadline - System.nanoTime()));
-                    throw closed;
+        Tally tally;
+        int phases = 0;
+        do {
+            tally = Soak.run("sleepy-waiter", (config, executor) -> new Forwarding(kernelPort(config, executor)) {
+                @Override
+                public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException {
+                    long deadline = System.nanoTime() + unit.toNanos(timeout);
+                    try {
+                        return super.waitUnused(entry, timeout, unit);
+                    } catch (IllegalStateException closed) {
+                        // As if close() had missed this waiter: it notices the close only at its time-out.
+                        TimeUnit.NANOSECONDS.sleep(Math.max(0, deadline - System.nanoTime()));
+                        throw closed;
+                    }
                 }
-            }
-        }, Soak.Phase.CLOSE_MID_LOAD, 1_000, CONFIG, 300);
+            }, Soak.Phase.CLOSE_MID_LOAD, 1_000, CONFIG, 300);
+        } while (tally.passedCount("close-wakes-waiters") + tally.failedCount("close-wakes-waiters") == 0
+                && ++phases < 5);
         assertTrue(tally.failedCount("close-wakes-waiters") > 0, String.join("\n", tally.report("sleepy-waiter")));
     }
 
