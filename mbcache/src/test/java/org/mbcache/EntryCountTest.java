@@ -165,6 +165,40 @@ class EntryCountTest {
     }
 
     /**
+     * A reclaim pass counts its frees in the central word ({@link EntryCount#addExactly}) while
+     * creates count in their cells, outside any diversion: a snapshot must still be a count the
+     * entries really had. One thread creates and frees one entry over and over, so every real count
+     * is 0 or 1; a snapshot that read the central word outside its double collect would see the
+     * cells of a later moment with the central word of an earlier one, and report 2 or more.
+     */
+    @Test
+    void snapshotsStayExactWhileFreesAreCountedCentrally() {
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+            EntryCount count = new EntryCount(1L << 24);
+            AtomicBoolean done = new AtomicBoolean();
+            AtomicReference<String> wrong = new AtomicReference<>();
+            ConcurrentRounds.together(
+                    () -> {
+                        while (!done.get()) {
+                            count.add(1);
+                            count.addExactly(-1);
+                        }
+                    },
+                    () -> {
+                        for (int i = 0; i < 200_000 && wrong.get() == null; i++) {
+                            long seen = count.snapshot();
+                            if (seen != 0 && seen != 1) {
+                                wrong.set("snapshot " + seen);
+                            }
+                        }
+                        done.set(true);
+                    });
+            assertEquals(null, wrong.get());
+            assertEquals(0, count.snapshot());
+        });
+    }
+
+    /**
      * Snapshots taken while writers never pause all finish, the diversion ends with the last of them,
      * and what the writers added to the central word while diverted is counted. (On two cores the
      * double collect mostly agrees even without the diversion, so this does not show the livelock the
