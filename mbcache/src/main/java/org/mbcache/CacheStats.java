@@ -5,7 +5,7 @@ package org.mbcache;
  *
  * <p><b>Exactness.</b> No counter is sampled or estimated: each counts every event it names exactly
  * once, and a snapshot of a quiet cache is exact. The cache is not stopped to take one, though: the
- * counters live in per-bucket or striped cells and are summed one after another. So a snapshot taken
+ * counters live in striped cells and are summed one after another. So a snapshot taken
  * while other threads work includes every event that completed before {@code stats()} was called,
  * may or may not include those in flight, and is not an atomic cut across counters (for example,
  * {@code lookupHits + lookupMisses} can for a moment differ from the lookups that have returned).

@@ -46,8 +46,9 @@ public final class MbCache implements DedupCache {
      * Buckets (Buckets.java): parallel arrays per bucket (length and one 32-bit fingerprint of key
      * and value per entry in one int[], the entries beside it, so that a lookup by pair dereferences
      * only the entry whose fingerprint matched), the request list of the 2019 patch, a head word per
-     * bucket holding the lock bit, a version and a 32-bit key filter (most misses read that one word
-     * and nothing else), and the keyed bucket index. Every change of a chain holds the bucket's bit.
+     * bucket holding the lock bit, a version and a 32-bit key filter, a second, 64-bit key filter
+     * per bucket beside it (most misses read one or both words and nothing else), and the keyed
+     * bucket index. Every change of a chain holds the bucket's bit.
      * Lookups do not: they read the chain optimistically and validate against the version (a
      * seqlock read), taking a hit's reference with increment-if-not-zero before validating, and
      * fall back to the bit when a writer was in the bucket. The ordering argument is written down
@@ -84,11 +85,12 @@ public final class MbCache implements DedupCache {
      * touch the count. The dead entries
      * still linked on the LRU list are striped
      * (StripedCounter: exact cells, and an estimate written once per batch that decides the purge).
-     * Hits, misses, refusals and cap reclaims are StripedStatistics: a thread adds to a stripe of its
-     * own, one line for all four, allocated with the cache (a LongAdder allocates cells on its first
-     * collision, and a count that can throw after a reference was taken would leak it).
-     * Creates and deletes are counted in the bucket they change, under the bit they hold anyway, on
-     * the bucket's writer-side array that no lookup reads.
+     * Hits, misses, refusals, cap reclaims, creates and deletes are StripedStatistics: a thread
+     * adds to a stripe of its own, one line for all six, allocated with the cache (a LongAdder
+     * allocates cells on its first collision, and a count that can throw after a reference was
+     * taken would leak it). Creates and deletes were once counted in the bucket they change, under
+     * its bit; that cost 16 bytes a bucket, which the second key filter needed (Buckets), and made
+     * stats() take every bucket's bit.
      *
      * Which cache lines each operation writes that another thread may also write (the scaling
      * argument; "entry" is the state word of the entry handed out):
@@ -99,12 +101,13 @@ public final class MbCache implements DedupCache {
      *   create, duplicate refused           none with the request list when the pair is in its
      *                                       chain (an optimistic read); else the bucket's lock word
      *   create, new pair                    the bucket's lock word (twice with the request list),
-     *                                       chain and writer-side arrays; the creator's stack top
-     *                                       and entry-count cell; the entry; once per batch of
-     *                                       the thread's creates, the entry count's estimate
-     *   deleteOrGet                         the bucket's lock word, chain and writer-side arrays;
-     *                                       the entry; an entry-count and a dead-entry cell; once
-     *                                       per batch, the two estimates
+     *                                       key filters, chain and request-list arrays; the
+     *                                       creator's stack top, entry-count cell and statistics
+     *                                       stripe; the entry; once per batch of the thread's
+     *                                       creates, the entry count's estimate
+     *   deleteOrGet                         the bucket's lock word, key filters and chain arrays;
+     *                                       the entry; an entry-count, a dead-entry and a
+     *                                       statistics cell; once per batch, the two estimates
      *   reclaim pass (any kind)             the LRU lock and list; every append stack's top (it
      *                                       takes them all); the state word of every entry it
      *                                       claims or clears; per freed entry its bucket's lock
@@ -112,14 +115,12 @@ public final class MbCache implements DedupCache {
      *                                       central word and estimate, once per pass
      *   size()                              none (while writers keep a snapshot from agreeing,
      *                                       the entry count's diversion word, twice)
-     *   stats()                             every bucket's lock word (it takes each bit in turn
-     *                                       to read the bucket's counters), so lookups meanwhile
-     *                                       fall back to the bit once in a while
+     *   stats()                             the LRU lock
      *
      * The per-thread cells (StripedStatistics', StripedCounter's, EntryCount's, the append stacks)
      * are on lines of their own; two threads share one only when their ids collide (one chance in 16
      * or more stripes for two threads). Lock words of neighbouring buckets share a line; creates,
-     * deletes, passes, stats() and close() write them, and lookups only when a writer was in the
+     * deletes, passes and close() write them, and lookups only when a writer was in the
      * bucket. No word is written by every create or removal in a cache of at least 32 entries per
      * stripe (512 on 2 processors, 4,096 on 16; see EntryCount): the shared estimates move once per
      * batch (2 to 64) of one thread's adds, and the entry count's central word only while a size()
@@ -482,7 +483,9 @@ public final class MbCache implements DedupCache {
     private static final int LOOKUP_MISSES = 1;
     private static final int DUPLICATES_REFUSED = 2;
     private static final int CHAIN_CAP_RECLAIMS = 3;
-    private final StripedStatistics statistics = new StripedStatistics(4);
+    private static final int CREATES = 4;
+    private static final int DELETES = 5;
+    private final StripedStatistics statistics = new StripedStatistics(6);
 
     /**
      * When the pending background pass was handed to the executor ({@link System#nanoTime()}, never
@@ -561,9 +564,9 @@ public final class MbCache implements DedupCache {
 
         /**
          * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4. The table takes
-         * 20 bytes a bucket up front (the head word and three array references; 32 without
-         * compressed references), 20 KiB at the default and 20 GiB or more at 30, so {@code build()}
-         * throws {@link OutOfMemoryError} where the heap is smaller than that.
+         * 28 bytes a bucket up front (the head word, the wide key filter and three array references;
+         * 40 without compressed references), 28 KiB at the default and 28 GiB or more at 30, so
+         * {@code build()} throws {@link OutOfMemoryError} where the heap is smaller than that.
          *
          * @param bucketBits in {@code [0, 30]}
          * @return this builder
@@ -752,6 +755,7 @@ public final class MbCache implements DedupCache {
         int reclaimed = (int) capOutcome;
         lru.append(entry);
         entryCount.add(1L - reclaimed);
+        statistics.add(CREATES, 1);
         try {
             releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
         } catch (IllegalStateException killed) {
@@ -902,7 +906,6 @@ public final class MbCache implements DedupCache {
             capOutcome = ((long) length << 32) | buckets.reclaimForRoom(bucket, chainCap);
         }
         buckets.addNewest(bucket, entry);
-        buckets.count(bucket, Buckets.CREATES);
         return capOutcome;
     }
 
@@ -1046,11 +1049,11 @@ public final class MbCache implements DedupCache {
                 return entry.tryAcquire() ? entry : null;
             }
             buckets.removeAt(bucket, index);
-            buckets.count(bucket, Buckets.DELETES);
         } finally {
             buckets.unlock(bucket);
         }
         entryCount.add(-1);
+        statistics.add(DELETES, 1);
         leaveDeadOnLru(1);
         return null;
     }
@@ -1362,28 +1365,16 @@ public final class MbCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Sums the striped counters and each bucket's create and delete counters, read under its
-     * bit; the reclaim counters are read under the LRU lock.
+     * <p>Sums the striped counters; the reclaim counters are read under the LRU lock. Touches no
+     * bucket.
      */
     @Override
     public CacheStats stats() {
         ensureOpen();
-        long hits = statistics.sum(LOOKUP_HITS);
-        long misses = statistics.sum(LOOKUP_MISSES);
-        long creates = 0;
-        long deletes = 0;
-        for (int bucket = 0; bucket < buckets.count(); bucket++) {
-            buckets.lock(bucket);
-            try {
-                creates += buckets.counter(bucket, Buckets.CREATES);
-                deletes += buckets.counter(bucket, Buckets.DELETES);
-            } finally {
-                buckets.unlock(bucket);
-            }
-        }
         lru.lock.lock();
         try {
-            return new CacheStats(creates, statistics.sum(DUPLICATES_REFUSED), hits, misses, deletes,
+            return new CacheStats(statistics.sum(CREATES), statistics.sum(DUPLICATES_REFUSED),
+                    statistics.sum(LOOKUP_HITS), statistics.sum(LOOKUP_MISSES), statistics.sum(DELETES),
                     entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
                     requestedReclaimPasses, statistics.sum(CHAIN_CAP_RECLAIMS));
         } finally {

@@ -90,6 +90,13 @@ abstract class CacheRace {
         return found(entry);
     }
 
+    /** 1 if {@code findFirst} of the key answers an entry now (released again), 0 if not. */
+    int isKeyCached(int key) {
+        CacheEntry entry = cache.findFirst(key);
+        releaseIfHeld(entry);
+        return found(entry);
+    }
+
     /**
      * 1 if {@code get} of {@code held}'s pair answers {@code held} itself (a held entry is still cached,
      * not freed and replaced by a twin), 0 if it answers nothing or another entry, -1 if nothing is held.
@@ -101,6 +108,23 @@ abstract class CacheRace {
         CacheEntry again = cache.get(held.key(), held.value());
         releaseIfHeld(again);
         return again == held ? 1 : 0;
+    }
+
+    /**
+     * Result value for "a reclaim pass freed entries during the trial": the memory-pressure
+     * registry runs passes in every open cache when a collection leaves the old generation 80% full,
+     * which JCStress's forks (256 MB heaps, full of result arrays) reach. A pass may free any entry
+     * nobody holds, so a test whose entries are unheld reports this instead of what it checks.
+     */
+    static final int RECLAIMED = -1;
+
+    /**
+     * The arbiter's check of a test whose entries nobody holds: {@code check} as computed, or
+     * {@link #RECLAIMED} if a reclaim pass freed anything. Read after the check: a pass that freed an
+     * entry before the check counted it before this reads the counter (both under the LRU lock).
+     */
+    int unlessReclaimed(int check) {
+        return cache.stats().entriesReclaimed() > 0 ? RECLAIMED : check;
     }
 
     /** The cache's entry count, as an int result value (a negative count shows as negative). */

@@ -1,0 +1,82 @@
+package org.mbcache.stress;
+
+import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
+import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
+import static org.mbcache.stress.Keys.KEY;
+import static org.mbcache.stress.Keys.OTHER_VALUE;
+import static org.mbcache.stress.Keys.VALUE;
+
+import org.mbcache.FilterKeys;
+import org.openjdk.jcstress.annotations.Actor;
+import org.openjdk.jcstress.annotations.Arbiter;
+import org.openjdk.jcstress.annotations.JCStressMeta;
+import org.openjdk.jcstress.annotations.JCStressTest;
+import org.openjdk.jcstress.annotations.Outcome;
+import org.openjdk.jcstress.annotations.State;
+import org.openjdk.jcstress.infra.results.III_Result;
+import org.mbcache.testing.Backend;
+
+/**
+ * A key-filter rebuild vs a lookup of a key that stays (issue 10: misses without the chain). When
+ * more than a quarter of a chain's keys have left since its key filters were built, the removal that
+ * tips it rebuilds both filters, the head word's and the wide one, from the keys left. A lookup racing
+ * the rebuild must never be turned away by a filter that lacks a key the chain holds throughout.
+ *
+ * <p>One bucket ({@code bucketBits} 0, a fixed hash seed), oldest first: D = (a decoy key that shares
+ * {@code KEY}'s head-filter bit but not its wide-filter bit, {@code OTHER_VALUE}), then P =
+ * ({@code KEY}, {@code VALUE}). One actor deletes D (one removal of two keys: a rebuild); the other
+ * looks P up by {@code findFirst}, then by {@code get}.
+ *
+ * <p>Kernel port only: the Caffeine backend has no key filters.
+ *
+ * <p>Result: {@code r1} = {@code findFirst} found P (1) or not (0); {@code r2} = {@code get} found P
+ * (1) or not (0); {@code r3} = {@code size()} afterwards (1), or -1 if a reclaim pass freed entries
+ * during the trial ({@link CacheRace#RECLAIMED}: nobody holds P, so a memory-pressure pass may take
+ * it).
+ */
+@Outcome(id = "1, 1, 1", expect = ACCEPTABLE, desc = "P found by both lookups, before or after the rebuild.")
+@Outcome(id = "[01], [01], -1", expect = ACCEPTABLE, desc = "A memory-pressure pass reclaimed entries: nothing to check.")
+@Outcome(id = "0, [01], [0-9]+", expect = FORBIDDEN, desc = "findFirst missed P during the filter rebuild.")
+@Outcome(id = "1, 0, [0-9]+", expect = FORBIDDEN, desc = "get missed P during the filter rebuild.")
+@Outcome(expect = FORBIDDEN, desc = "A wrong count: D not deleted, or P lost.")
+public final class FilterRebuildVsLookup {
+
+    private FilterRebuildVsLookup() {
+    }
+
+    /** The race on the kernel port, D and P cached and nobody holding either. */
+    @JCStressTest
+    @JCStressMeta(FilterRebuildVsLookup.class)
+    @State
+    public static class KernelPort extends CacheRace {
+        private static final int DECOY = FilterKeys.headTwinOf(KEY, FilteredMissVsCreate.SEED);
+
+        /** A one-bucket cache holding D, then P. */
+        public KernelPort() {
+            super(Backend.MBCACHE_REQUEST_LIST.open(0, Backend.MAX_ENTRIES, Runnable::run,
+                    FilteredMissVsCreate.SEED));
+            cache.create(DECOY, OTHER_VALUE, true);
+            cache.create(KEY, VALUE, true);
+        }
+
+        /** Deletes D: the filters are rebuilt from P alone. */
+        @Actor
+        public void remover() {
+            releaseIfHeld(cache.deleteOrGet(DECOY, OTHER_VALUE));
+        }
+
+        /** Looks P up by key, then by pair. */
+        @Actor
+        public void reader(III_Result r) {
+            r.r1 = isKeyCached(KEY);
+            r.r2 = isCached(KEY, VALUE);
+        }
+
+        /** Counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            r.r3 = unlessReclaimed(size());
+            cache.close();
+        }
+    }
+}

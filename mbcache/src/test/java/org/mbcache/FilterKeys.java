@@ -1,0 +1,32 @@
+package org.mbcache;
+
+/**
+ * Keys chosen for the key filters of a one-bucket kernel-port cache, for the stress races that need a
+ * lookup to take one particular path through {@link Buckets}'s filters. Test support, in this package
+ * because the filters' bits are package-private; the stress module reaches it through the test jar.
+ */
+public final class FilterKeys {
+
+    private FilterKeys() {
+    }
+
+    /**
+     * A key, other than {@code key}, that has {@code key}'s bit in the head word's filter and another
+     * bit in the wide filter, in a cache of {@code bucketBits} 0 built with {@code hashSeed}: with it
+     * in the chain, a lookup of an absent {@code key} passes the head filter and is turned away by
+     * the wide one, the path that must validate its answer against the version.
+     *
+     * @param key the key the lookups will ask for
+     * @param hashSeed the seed the cache is built with ({@code MbCache.Builder.hashSeed})
+     * @return the decoy key
+     */
+    public static int headTwinOf(int key, long hashSeed) {
+        Buckets buckets = new Buckets(0, hashSeed);
+        for (int candidate = key + 1; ; candidate++) {
+            if (buckets.filterBit(candidate) == buckets.filterBit(key)
+                    && buckets.wideFilterBit(candidate) != buckets.wideFilterBit(key)) {
+                return candidate;
+            }
+        }
+    }
+}
