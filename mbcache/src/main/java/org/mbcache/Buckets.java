@@ -64,11 +64,12 @@ import org.mbcache.MbCache.Entry;
  * <p>Two in five was too many: at the design load of 16 keys a bucket, a miss that reads the chain
  * costs a cache miss or two, and those walks were four fifths of a miss's time (26 ns against 5.5
  * with the walks skipped, measured at 65,536 pairs). So a second, wide filter of 64 bits per bucket
- * ({@code wideFilters[b]}, bit {@link #wideFilterBit}: the six fingerprint bits below the head
- * filter's five, so the two bits are independent) is kept the same way, and a lookup that the head
- * filter lets through asks it next: one more load, which hits pay too (its address depends on
- * the bucket alone, so it overlaps the chain's loads), and about 0.40 * 0.22 of absent keys, one in
- * eleven, still read the chain. The wide word is not in the head word's load, so a "no" from it
+ * ({@code wideFilters[b]}, two bits a key, {@link #wideFilterBits}: one picked by the six
+ * fingerprint bits below the head filter's five, so it is independent of the head bit, the other
+ * by the lowest five) is kept the same way, and a lookup that the head filter lets through asks it
+ * next: one more load, which hits pay too (its address depends on the bucket alone, so it overlaps
+ * the chain's loads), and about one absent key in sixteen still reads the chain (0.40 * 0.15; with
+ * one bit a key in the wide word, 0.40 * 0.22, one in eleven). The wide word is not in the head word's load, so a "no" from it
  * counts only once {@link #validate} confirms the version it was read under ({@link #surelyLacks}):
  * the holder writes it after the odd version (the store-store fence of {@link #lock}) and before
  * the even one (the release of {@link #unlock}). Eight bytes a bucket: half a byte an entry at 16 a
@@ -251,16 +252,18 @@ final class Buckets {
     }
 
     /**
-     * The key's bit in its bucket's wide filter: the fingerprint's six bits below the five that
-     * pick {@link #filterBit}, so the two bits are independent.
+     * The key's two bits in its bucket's wide filter (one, when they coincide): one picked by the
+     * fingerprint's six bits below the five that pick {@link #filterBit}, so it is independent of
+     * that bit; the other by its lowest five bits, in the half of the word its top bit picks.
      */
-    long wideFilterBit(int key) {
-        return wideFilterBitOfSlot(keyFingerprint(key) << 16);
+    long wideFilterBits(int key) {
+        return wideFilterBitsOfSlot(keyFingerprint(key) << 16);
     }
 
-    /** The wide-filter bit of the key whose fingerprint is in {@code slot}'s upper half. */
-    private static long wideFilterBitOfSlot(int slot) {
-        return 1L << ((slot >>> 21) & 63);
+    /** The wide-filter bits of the key whose fingerprint is in {@code slot}'s upper half. */
+    private static long wideFilterBitsOfSlot(int slot) {
+        int print = slot >>> 16;
+        return (1L << ((print >>> 5) & 63)) | (1L << ((print & 31) | ((print >>> 10) & 32)));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -356,7 +359,8 @@ final class Buckets {
      * stay after it); under the bit, the holder's own value.
      */
     private boolean wideMayHold(int b, int key) {
-        return ((long) LOCK_WORD.getOpaque(wideFilters, b) & wideFilterBit(key)) != 0;
+        long bits = wideFilterBits(key);
+        return ((long) LOCK_WORD.getOpaque(wideFilters, b) & bits) == bits;
     }
 
     /**
@@ -605,7 +609,7 @@ final class Buckets {
         entries[b][length] = entry;
         w[LENGTH] = length + 1;
         setFilterOpaque(b, ((long) LOCK_WORD.get(heads, b) & FILTER_MASK) | filterBit(entry.key));
-        setWideFilterOpaque(b, (long) LOCK_WORD.get(wideFilters, b) | wideFilterBit(entry.key));
+        setWideFilterOpaque(b, (long) LOCK_WORD.get(wideFilters, b) | wideFilterBits(entry.key));
     }
 
     /** Unhashes the entry at chain index {@code index}, keeping the order of the rest. Lock held. */
@@ -647,7 +651,7 @@ final class Buckets {
         long wide = 0;
         for (int i = w[LENGTH] - 1; i >= 0; i--) {
             filter |= filterBitOfSlot(w[KEYS + i]);
-            wide |= wideFilterBitOfSlot(w[KEYS + i]);
+            wide |= wideFilterBitsOfSlot(w[KEYS + i]);
         }
         w[STALE] = 0;
         setFilterOpaque(b, filter);

@@ -12,7 +12,7 @@ public final class FilterKeys {
 
     /**
      * A key, other than {@code key}, that has {@code key}'s bit in the head word's filter and another
-     * bit in the wide filter, in a cache of {@code bucketBits} 0 built with {@code hashSeed}: with it
+     * bits in the wide filter (not all of {@code key}'s), in a cache of {@code bucketBits} 0 built with {@code hashSeed}: with it
      * in the chain, a lookup of an absent {@code key} passes the head filter and is turned away by
      * the wide one, the path that must validate its answer against the version.
      *
@@ -24,7 +24,7 @@ public final class FilterKeys {
         Buckets buckets = new Buckets(0, hashSeed);
         for (int candidate = key + 1; ; candidate++) {
             if (buckets.filterBit(candidate) == buckets.filterBit(key)
-                    && buckets.wideFilterBit(candidate) != buckets.wideFilterBit(key)) {
+                    && (buckets.wideFilterBits(key) & ~buckets.wideFilterBits(candidate)) != 0) {
                 return candidate;
             }
         }
