@@ -69,12 +69,12 @@ import org.mbcache.MbCache.Entry;
  * by the lowest five) is kept the same way, and a lookup that the head filter lets through asks it
  * next: one more load, which hits pay too (its address depends on the bucket alone, so it overlaps
  * the chain's loads), and about one absent key in sixteen still reads the chain (0.40 * 0.15; with
- * one bit a key in the wide word, 0.40 * 0.22, one in eleven). The wide word is not in the head word's load, so a "no" from it
- * counts only once {@link #validate} confirms the version it was read under ({@link #surelyLacks}):
- * the holder writes it after the odd version (the store-store fence of {@link #lock}) and before
- * the even one (the release of {@link #unlock}). Eight bytes a bucket: half a byte an entry at 16 a
- * bucket, paid for by counting creates and deletes per thread instead of in a bucket's request
- * array (16 bytes a bucket there). It has an array of its own rather than a slot beside the head
+ * one bit a key in the wide word, 0.40 * 0.22, one in eleven). The wide word is not in the head
+ * word's load, so a "no" from it counts only once {@link #validate} confirms the version it was
+ * read under ({@link #surelyLacks}): the holder writes it after the odd version (the store-store
+ * fence of {@link #lock}) and before the even one (the release of {@link #unlock}). Eight bytes a
+ * bucket: half a byte an entry at 16 a bucket, paid for by counting creates and deletes per thread
+ * instead of in a bucket's request array (16 bytes a bucket there). It has an array of its own rather than a slot beside the head
  * word: a copy with the two words interleaved (one line for both) measured the same, and one
  * array of 2^31 longs for {@code bucketBits} 30 is more than a Java array can hold.
  *
