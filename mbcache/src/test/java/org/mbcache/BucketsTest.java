@@ -25,13 +25,18 @@ class BucketsTest {
     private final Buckets buckets = new Buckets(0, 1L);
 
     private Entry add(int key, long value) {
+        return add(buckets, key, value);
+    }
+
+    /** Hashes a new entry into bucket 0 of {@code table}, as a create does; only the cache's reference left. */
+    private Entry add(Buckets table, int key, long value) {
         Entry entry = new Entry(owner, key, value, true);
-        buckets.lock(0);
+        table.lock(0);
         try {
-            buckets.ensureRoom(0);
-            buckets.addNewest(0, entry);
+            table.ensureRoom(0);
+            table.addNewest(0, entry);
         } finally {
-            buckets.unlock(0);
+            table.unlock(0);
         }
         entry.releaseReference(); // the creator's reference: only the cache's is left
         return entry;
@@ -214,13 +219,7 @@ class BucketsTest {
                 keys.add(random.nextInt());
             }
             for (int key : keys) {
-                table.lock(0);
-                try {
-                    table.ensureRoom(0);
-                    table.addNewest(0, new Entry(owner, key, key, true));
-                } finally {
-                    table.unlock(0);
-                }
+                add(table, key, key);
             }
             for (int i = 0; i < 2_000; i++) {
                 int absent = random.nextInt();

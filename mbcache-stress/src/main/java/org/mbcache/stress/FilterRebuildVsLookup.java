@@ -6,7 +6,6 @@ import static org.mbcache.stress.Keys.KEY;
 import static org.mbcache.stress.Keys.OTHER_VALUE;
 import static org.mbcache.stress.Keys.VALUE;
 
-import org.mbcache.FilterKeys;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressMeta;
@@ -14,7 +13,6 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
-import org.mbcache.testing.Backend;
 
 /**
  * A key-filter rebuild vs a lookup of a key that stays (issue 10: misses without the chain). When
@@ -48,13 +46,9 @@ public final class FilterRebuildVsLookup {
     @JCStressTest
     @JCStressMeta(FilterRebuildVsLookup.class)
     @State
-    public static class KernelPort extends CacheRace {
-        private static final int DECOY = FilterKeys.headTwinOf(KEY, FilteredMissVsCreate.SEED);
-
+    public static class KernelPort extends KeyFilterRace {
         /** A one-bucket cache holding D, then P. */
         public KernelPort() {
-            super(Backend.MBCACHE_REQUEST_LIST.open(0, Backend.MAX_ENTRIES, Runnable::run,
-                    FilteredMissVsCreate.SEED));
             cache.create(DECOY, OTHER_VALUE, true);
             cache.create(KEY, VALUE, true);
         }

@@ -6,7 +6,6 @@ import static org.mbcache.stress.Keys.KEY;
 import static org.mbcache.stress.Keys.OTHER_VALUE;
 import static org.mbcache.stress.Keys.VALUE;
 
-import org.mbcache.FilterKeys;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressMeta;
@@ -14,15 +13,13 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
-import org.mbcache.testing.Backend;
 
 /**
  * A miss the wide key filter answers vs the create of that key (issue 10: misses without the
  * chain). The kernel port's bucket has two key filters: the head word's, which comes in one load with
  * the version, and a wide one in an array of its own, whose "no" counts only once the version it was
- * read under is validated. Here the chain holds a decoy key that shares {@code KEY}'s bit in the head
- * filter but not in the wide one, so a lookup of {@code KEY} before its create passes the first filter
- * and is turned away by the second.
+ * read under is validated. Here the chain holds the decoy key of {@link KeyFilterRace}, so a lookup
+ * of {@code KEY} before its create passes the first filter and is turned away by the second.
  *
  * <p>Message passing through the cache: one actor creates P = ({@code KEY}, {@code VALUE}), then a
  * flag F = (the decoy key, {@code OTHER_VALUE}); the other looks F up by {@code get}, then {@code KEY}
@@ -45,9 +42,6 @@ import org.mbcache.testing.Backend;
 @Outcome(expect = FORBIDDEN, desc = "P lost: the filters lack a key the chain holds.")
 public final class FilteredMissVsCreate {
 
-    /** The cache's hash seed: the decoy is chosen for it. */
-    static final long SEED = 0x5EED_F117_E75L;
-
     private FilteredMissVsCreate() {
     }
 
@@ -55,12 +49,9 @@ public final class FilteredMissVsCreate {
     @JCStressTest
     @JCStressMeta(FilteredMissVsCreate.class)
     @State
-    public static class KernelPort extends CacheRace {
-        private static final int DECOY = FilterKeys.headTwinOf(KEY, SEED);
-
+    public static class KernelPort extends KeyFilterRace {
         /** A one-bucket cache holding (the decoy, {@code VALUE}). */
         public KernelPort() {
-            super(Backend.MBCACHE_REQUEST_LIST.open(0, Backend.MAX_ENTRIES, Runnable::run, SEED));
             cache.create(DECOY, VALUE, true);
         }
 
