@@ -25,8 +25,11 @@ import org.mbcache.internal.StripedStatistics;
  * picked with a per-cache secret ({@link Builder#hashSeed(long)}), not the kernel's fixed
  * {@code hash_32}, and no create leaves a bucket chain with more than {@link #chainCap()} entries
  * that nobody holds: a flood of colliding keys costs its sender, not the other users of the
- * cache. Each cache also answers heap pressure (an old-generation collection-usage threshold)
- * with reclaim passes until it is closed.
+ * cache. Each cache also answers heap pressure with reclaim passes until it is closed: when a
+ * collection leaves the old generation over 80% full, a pass over half its entries. The 80% is a
+ * collection-usage threshold ({@link java.lang.management.MemoryPoolMXBean}) set on the
+ * old-generation pools when the first cache is built, unless the application set one already; a
+ * threshold at the pool's maximum keeps the passes out.
  */
 public final class MbCache implements DedupCache {
 

@@ -5,7 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
 import java.lang.ref.WeakReference;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The memory-pressure shrinker, driven by calling its handler directly. */
@@ -23,6 +30,49 @@ class MemoryPressureRegistryTest {
         MbCache cache = MbCache.create(2);
         cache.close();
         assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+    }
+
+    @Test
+    void theFirstCacheSetsTheThresholdAtEightyPercentOfTheOldGeneration() throws Exception {
+        List<long[]> pools = thresholdsInAFreshJvm(false);
+        assertTrue(pools.stream().anyMatch(pool -> pool[0] == pool[1] / 100 * MemoryPressureRegistry.THRESHOLD_PERCENT),
+                "some pool at 80%");
+        assertTrue(pools.stream().noneMatch(pool -> pool[0] == pool[1]), "no pool at its maximum");
+    }
+
+    @Test
+    void aThresholdTheApplicationSetIsKept() throws Exception {
+        List<long[]> pools = thresholdsInAFreshJvm(true);
+        assertFalse(pools.isEmpty());
+        for (long[] pool : pools) {
+            assertEquals(pool[1], pool[0], "threshold at the pool's maximum, as the application set it");
+        }
+    }
+
+    /**
+     * Runs {@link PressureThresholdDriver} in a fresh JVM (the registry installs its thresholds once
+     * per process) and answers each heap pool's threshold and maximum after a cache was built.
+     */
+    private static List<long[]> thresholdsInAFreshJvm(boolean preset) throws Exception {
+        assumeFalse(MemoryPressureRegistryTest.class.getModule().isNamed(), "the driver runs on the class path");
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx64m", "-cp", System.getProperty("java.class.path"), PressureThresholdDriver.class.getName()));
+        if (preset) {
+            command.add(PressureThresholdDriver.PRESET);
+        }
+        Process driver = new ProcessBuilder(command).redirectErrorStream(true).start();
+        driver.getOutputStream().close();
+        String output = new String(driver.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(driver.waitFor(2, TimeUnit.MINUTES), "the driver JVM ends");
+        assertEquals(0, driver.exitValue(), output);
+        List<long[]> pools = new ArrayList<>();
+        for (String line : output.split("\\R")) {
+            if (line.startsWith(PressureThresholdDriver.LINE)) {
+                String[] fields = line.split(" ");
+                pools.add(new long[] {Long.parseLong(fields[1]), Long.parseLong(fields[2])});
+            }
+        }
+        return pools;
     }
 
     /**

@@ -1,0 +1,40 @@
+package org.mbcache;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+
+/**
+ * The program {@link MemoryPressureRegistryTest} runs in a fresh JVM, where no cache has registered
+ * yet: with the argument {@value #PRESET}, first sets every heap pool's collection-usage threshold to
+ * the pool's maximum, as an application that keeps pressure passes out does; then builds a cache and
+ * prints one line per heap pool that has a threshold: {@code pool <threshold> <max> <name>}.
+ */
+final class PressureThresholdDriver {
+    static final String PRESET = "preset";
+    static final String LINE = "pool ";
+
+    private PressureThresholdDriver() {}
+
+    public static void main(String[] args) {
+        boolean preset = args.length > 0 && PRESET.equals(args[0]);
+        if (preset) {
+            for (MemoryPoolMXBean pool : heapPoolsWithThresholds()) {
+                pool.setCollectionUsageThreshold(pool.getUsage().getMax());
+            }
+        }
+        try (MbCache cache = MbCache.create(2)) {
+            for (MemoryPoolMXBean pool : heapPoolsWithThresholds()) {
+                System.out.println(LINE + pool.getCollectionUsageThreshold() + " " + pool.getUsage().getMax()
+                        + " " + pool.getName());
+            }
+        }
+    }
+
+    private static Iterable<MemoryPoolMXBean> heapPoolsWithThresholds() {
+        return ManagementFactory.getMemoryPoolMXBeans().stream()
+                .filter(pool -> pool.getType() == MemoryType.HEAP && pool.isCollectionUsageThresholdSupported())
+                .filter(pool -> pool.getUsage().getMax() > 0)
+                .toList();
+    }
+}
