@@ -11,8 +11,9 @@ public final class FilterKeys {
     }
 
     /**
-     * A key, other than {@code key}, that has {@code key}'s bit in the head word's filter and another
-     * bits in the wide filter (not all of {@code key}'s), in a cache of {@code bucketBits} 0 built with {@code hashSeed}: with it
+     * A key, other than {@code key}, that has {@code key}'s bit in the head word's filter but not
+     * both of its bits in the wide filter, in a cache of {@code bucketBits} 0 built with
+     * {@code hashSeed}: with it
      * in the chain, a lookup of an absent {@code key} passes the head filter and is turned away by
      * the wide one, the path that must validate its answer against the version.
      *

@@ -21,7 +21,7 @@ import org.openjdk.jcstress.infra.results.III_Result;
  * the rebuild must never be turned away by a filter that lacks a key the chain holds throughout.
  *
  * <p>One bucket ({@code bucketBits} 0, a fixed hash seed), oldest first: D = (a decoy key that shares
- * {@code KEY}'s head-filter bit but not its wide-filter bit, {@code OTHER_VALUE}), then P =
+ * {@code KEY}'s head-filter bit but not both its wide-filter bits, {@code OTHER_VALUE}), then P =
  * ({@code KEY}, {@code VALUE}). One actor deletes D (one removal of two keys: a rebuild); the other
  * looks P up by {@code findFirst}, then by {@code get}.
  *
