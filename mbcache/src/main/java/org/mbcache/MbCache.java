@@ -50,7 +50,8 @@ public final class MbCache implements DedupCache {
      * and value per entry in one int[], the entries beside it, so that a lookup by pair dereferences
      * only the entry whose fingerprint matched), the request list of the 2019 patch, a head word per
      * bucket holding the lock bit, a version and a 32-bit key filter, a second, 64-bit key filter
-     * per bucket beside it (most misses read one or both words and nothing else), and the keyed
+     * per bucket beside it (most misses read both words, and the head word again to validate,
+     * and nothing else), and the keyed
      * bucket index. Every change of a chain holds the bucket's bit.
      * Lookups do not: they read the chain optimistically and validate against the version (a
      * seqlock read), taking a hit's reference with increment-if-not-zero before validating, and
