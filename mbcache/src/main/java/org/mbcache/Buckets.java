@@ -353,19 +353,22 @@ final class Buckets {
         return (long) LOCK_WORD.getOpaque(heads, b) == version;
     }
 
-    /** The filter of a head word: whether it may hold {@code key} (if not, the chain surely does not). */
-    private boolean mayHold(long head, int key) {
-        return (head & filterBit(key)) != 0;
+    /**
+     * Whether the key filters, the head word {@code head} and the wide word {@code wide}, lack
+     * {@code key}: if either does, the chain surely does not hold it. Bit operations only, with no
+     * branch on either filter's answer ({@link #turnsAway} says why).
+     */
+    private boolean filtersLack(long head, long wide, int key) {
+        return ((filterBit(key) & ~head) | (wideFilterBits(key) & ~wide)) != 0;
     }
 
     /**
-     * Whether bucket {@code b}'s wide filter may hold {@code key}. Opaque: an optimistic reader
-     * must validate a "no" against the version it read first (the loads after that acquire load
-     * stay after it); under the bit, the holder's own value.
+     * Bucket {@code b}'s wide filter. Opaque: an optimistic reader must validate a "no" against the
+     * version it read first (the loads after that acquire load stay after it); under the bit, the
+     * holder's own value.
      */
-    private boolean wideMayHold(int b, int key) {
-        long bits = wideFilterBits(key);
-        return ((long) LOCK_WORD.getOpaque(wideFilters, b) & bits) == bits;
+    private long wideFilter(int b) {
+        return (long) LOCK_WORD.getOpaque(wideFilters, b);
     }
 
     /**
@@ -383,15 +386,14 @@ final class Buckets {
      * goes the same way for all but the few absent keys both filters let through.
      */
     private boolean turnsAway(int b, long version, int key) {
-        long wide = (long) LOCK_WORD.getOpaque(wideFilters, b);
-        long lacking = (filterBit(key) & ~version) | (wideFilterBits(key) & ~wide);
+        long wide = wideFilter(b);
         // non-short-circuit &: validate runs (after the wide word's load) whatever the filters say
-        return (version & LOCKED) == 0 & validate(b, version) & lacking != 0;
+        return (version & LOCKED) == 0 & validate(b, version) & filtersLack(version, wide, key);
     }
 
     /** Whether bucket {@code b}'s key filters may hold {@code key}, as of its last unlock (for tests). */
     boolean filterMayHold(int b, int key) {
-        return mayHold(laVersion(b), key) && wideMayHold(b, key);
+        return !filtersLack(laVersion(b), wideFilter(b), key);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -544,7 +546,7 @@ final class Buckets {
 
     /** Index of the pair in bucket {@code b}'s chain, newest first, or -1. Lock held. */
     int indexOf(int b, int key, long value) {
-        if (!mayHold((long) LOCK_WORD.get(heads, b), key) || !wideMayHold(b, key)) {
+        if (filtersLack((long) LOCK_WORD.get(heads, b), wideFilter(b), key)) {
             return -1;
         }
         int[] w = words[b];

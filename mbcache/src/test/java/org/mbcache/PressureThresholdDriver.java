@@ -3,11 +3,12 @@ package org.mbcache;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import org.mbcache.testing.MemoryPressureSignal;
 
 /**
  * The program {@link MemoryPressureRegistryTest} runs in a fresh JVM, where no cache has registered
- * yet: with the argument {@value #PRESET}, first sets every heap pool's collection-usage threshold to
- * the pool's maximum, as an application that keeps pressure passes out does; then builds a cache and
+ * yet: with the argument {@value #PRESET}, first keeps pressure passes out as an application may
+ * ({@link MemoryPressureSignal#silence}); then builds a cache and
  * prints one line per heap pool that has a threshold: {@code pool <threshold> <max> <name>}.
  */
 final class PressureThresholdDriver {
@@ -19,9 +20,7 @@ final class PressureThresholdDriver {
     public static void main(String[] args) {
         boolean preset = args.length > 0 && PRESET.equals(args[0]);
         if (preset) {
-            for (MemoryPoolMXBean pool : heapPoolsWithThresholds()) {
-                pool.setCollectionUsageThreshold(pool.getUsage().getMax());
-            }
+            MemoryPressureSignal.silence();
         }
         try (MbCache cache = MbCache.create(2)) {
             for (MemoryPoolMXBean pool : heapPoolsWithThresholds()) {

@@ -1,11 +1,9 @@
 package org.mbcache.stress;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.MemoryPoolMXBean;
-import java.lang.management.MemoryType;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
 import org.mbcache.testing.Backend;
+import org.mbcache.testing.MemoryPressureSignal;
 
 /**
  * The state every stress test starts from: one fresh, small cache of one backend, plus the helpers
@@ -16,27 +14,15 @@ import org.mbcache.testing.Backend;
  */
 abstract class CacheRace {
 
-    static {
-        keepMemoryPressureOut();
-    }
-
-    /**
-     * Sets the collection-usage threshold of every heap pool that has one to the pool's maximum, before
-     * the first cache of the fork registers for memory pressure. JCStress's forks have 256 MB heaps,
-     * whose old generation stays over the registry's default 80 % after collections (their result
-     * arrays are large), and a pressure pass may free any entry nobody holds: a race whose entries are
-     * unheld would then see a pair vanish that no actor deleted. The registry keeps a threshold that
-     * the application set (as any application may, to place or silence the signal), and a pool is
-     * never still full to its maximum after a collection, so no pass runs. The passes themselves are
-     * tested in the library's unit tests, not raced here.
+    /*
+     * JCStress's forks have 256 MB heaps, whose old generation stays over the pressure registry's
+     * default 80 % after collections (their result arrays are large), and a pressure pass may free
+     * any entry nobody holds: a race whose entries are unheld would then see a pair vanish that no
+     * actor deleted. So every fork silences the signal before its first cache is built. The passes
+     * themselves are tested in the library's unit tests, not raced here.
      */
-    private static void keepMemoryPressureOut() {
-        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-            if (pool.getType() == MemoryType.HEAP && pool.isCollectionUsageThresholdSupported()) {
-                long max = pool.getUsage().getMax();
-                pool.setCollectionUsageThreshold(max > 0 ? max : Long.MAX_VALUE);
-            }
-        }
+    static {
+        MemoryPressureSignal.silence();
     }
 
     /** The cache under test; JCStress builds a new one for every trial. */
