@@ -149,11 +149,16 @@ public final class MbCache implements DedupCache {
      * And it changes every window the JCStress races cover. Measured on a 2-vCPU VM (patched copies,
      * 1 thread, 65,536 entries, interleaved runs of 2 forks each): a hit with both CAS of the count
      * replaced by plain loads took 63-66 ns against 65-77 ns as built, and one without its hit counter
-     * 65-66 ns against 65-67 ns. A hit's time is in its three dependent loads that miss the core's
-     * caches at that size (the chain's fingerprints, then its entry references, then the entry);
-     * loading the references eagerly, to overlap the two array misses, gained nothing measurable.
-     * At 2 threads the medians of 6 forks show hits no slower than at 1. Hold slots would buy little
-     * on the hit and cost every claim a scan.
+     * 65-66 ns against 65-67 ns; without both, at 4,096 entries, 22.5 ns against 35. Any one locked
+     * instruction makes a hit wait for the loads before it and the loads after it wait for the hit,
+     * so consecutive hits cannot overlap their cache misses as a plain map's lookups do, and a hit's
+     * time becomes its latency: its dependent loads (the chain's fingerprints, then its entry
+     * references, then the entry). The benchmark module's Baseline.findFirstHitCounted measures
+     * that floor: a ConcurrentHashMap lookup plus the count's CAS pair took 2.2-4.7x the plain
+     * lookup, and the port's hit 1.0-1.4x the floor at 1 thread. Hold slots pay the same locked
+     * instruction (the fence after the slot's store), so they would buy nothing on an uncontended
+     * hit and cost every claim a scan. At 2 threads the medians of 6 forks show hits no slower than
+     * at 1.
      *
      * Memory ordering, by structure. Chain arrays, request lists and the LRU list are plain fields
      * guarded by a lock (bucket bit or LRU lock); optimistic reads of chains are validated as

@@ -1,5 +1,7 @@
 package org.mbcache.bench;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +17,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
  * The floor of a lookup: the same pairs as {@link Populated} in a plain
@@ -22,6 +25,13 @@ import org.openjdk.jmh.annotations.Warmup;
  * promised: no reference counts, no bound, no eviction. {@code Baseline.findFirstHit} and
  * {@code findFirstMiss} are the yardsticks of {@code Micro}'s; keys are boxed once in setup, as
  * caffeine-raw's ids are.
+ *
+ * <p>{@code findFirstHitCounted} is the same lookup plus the one thing the cache's contract adds to
+ * every hit: a reference taken (increment-if-not-zero, a CAS) and given back (a CAS), on a count word
+ * beside each value, as {@code MbCache}'s entries and Caffeine-backend's pins have. Nothing else: no
+ * lock, no version, no statistics. It is the floor of a hit that keeps the contract, so it tells how
+ * much of the distance between {@code Micro.findFirstHit} and a plain lookup any implementation has
+ * to pay: two atomic read-modify-writes on a line of their own per hit.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -44,14 +54,24 @@ public class Baseline {
         public String keys;
 
         ConcurrentHashMap<Integer, long[]> map;
+        /**
+         * For {@link #findFirstHitCounted} only, built after {@link #map}: the same keys, each to a
+         * {@link CountedValue} holding the key's first value at count 1 (the map's own reference, as
+         * a cached entry's). The object stands where {@link #map}'s array stands, so a lookup reads
+         * as many lines as {@link #findFirstHit}'s, and the CAS pair is the only difference.
+         */
+        ConcurrentHashMap<Integer, CountedValue> counted;
         Integer[] boxedKey;
         /** Keys that are not in the map, boxed once here: {@code Populated}'s miss keys. */
         Integer[] boxedMissKey;
         int[] index;
 
-        /** Fills the map with the pairs {@code (keyOf(i), i)} of the load and draws the index. */
+        /**
+         * Fills the map with the pairs {@code (keyOf(i), i)} of the load and draws the index; for the
+         * counted benchmark, also the counted map.
+         */
         @Setup(Level.Trial)
-        public void setUp() {
+        public void setUp(BenchmarkParams benchmark) {
             if (!Backends.CHM.equals(backend)) {
                 throw new IllegalArgumentException("Baseline has only the chm backend, not " + backend);
             }
@@ -70,6 +90,10 @@ public class Baseline {
                 boxedMissKey[i] = KeyIndex.keyOf(absent[i]);
             }
             index = KeyIndex.generate(keys, n, 0x5EED);
+            if (benchmark.getBenchmark().endsWith(".findFirstHitCounted")) {
+                counted = new ConcurrentHashMap<>();
+                map.forEach((key, values) -> counted.put(key, new CountedValue(values[0])));
+            }
         }
 
         /** The values of a key, {@code more} after {@code old}. */
@@ -77,6 +101,55 @@ public class Baseline {
             long[] out = Arrays.copyOf(old, old.length + more.length);
             System.arraycopy(more, 0, out, old.length, more.length);
             return out;
+        }
+    }
+
+    /**
+     * A value with a reference count, taken and given back as {@code MbCache.Entry}'s is: each a
+     * read of the count and a CAS on it (volatile mode, so the same full fence on x86).
+     */
+    static final class CountedValue {
+        private static final VarHandle COUNT;
+
+        static {
+            try {
+                COUNT = MethodHandles.lookup().findVarHandle(CountedValue.class, "count", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final long value;
+        private volatile int count = 1;
+
+        CountedValue(long value) {
+            this.value = value;
+        }
+
+        /** Increment-if-not-zero: {@code false} if the count is zero (a value that left the map). */
+        boolean tryAcquire() {
+            for (;;) {
+                int c = count;
+                if (c == 0) {
+                    return false;
+                }
+                if (COUNT.compareAndSet(this, c, c + 1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Gives a reference back; refuses to go below the map's own reference, as the cache does. */
+        void release() {
+            for (;;) {
+                int c = count;
+                if (c <= 1) {
+                    throw new IllegalStateException("released more often than acquired");
+                }
+                if (COUNT.compareAndSet(this, c, c - 1)) {
+                    return;
+                }
+            }
         }
     }
 
@@ -92,5 +165,20 @@ public class Baseline {
     public long findFirstHit(Pairs s, Cursor c) {
         long[] values = s.map.get(s.boxedKey[s.index[c.pos++ & KeyIndex.MASK]]);
         return values == null ? -1 : values[0];
+    }
+
+    /**
+     * The first value of a cached key, referenced and released around its read: the hit of a cache
+     * that keeps the contract's reference counts and does nothing else (the class comment).
+     */
+    @Benchmark
+    public long findFirstHitCounted(Pairs s, Cursor c) {
+        CountedValue first = s.counted.get(s.boxedKey[s.index[c.pos++ & KeyIndex.MASK]]);
+        if (first == null || !first.tryAcquire()) {
+            return -1;
+        }
+        long v = first.value;
+        first.release();
+        return v;
     }
 }

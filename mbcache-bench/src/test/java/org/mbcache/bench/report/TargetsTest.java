@@ -63,6 +63,24 @@ class TargetsTest {
     }
 
     @Test
+    void theChmTargetSaysHowFarTheReferenceCountAloneIsFromChmAndTheHitFromThatFloor() {
+        List<Row> rows = List.of(
+                row("Micro.findFirstHit", 1, "mbcache", "at", 36), row("Micro.findFirstHit", 1, "mbcache", "below", 30),
+                row("Baseline.findFirstHit", 1, "chm", null, 10), row("Baseline.findFirstHitCounted", 1, "chm", null, 24));
+        Targets.Target t = named(evaluate(rows, Measured.none()), "findFirst+release within 1.25x of a ConcurrentHashMap");
+        assertEquals(Targets.Status.MISSED, t.status(), t.measured());
+        assertTrue(t.measured().contains("at 1 thread 2.40x chm's time, and the hit above 1.50x (bound=at), 1.25x (bound=below)"
+                + " the floor's"), t.measured());
+    }
+
+    @Test
+    void theChmTargetLeavesTheFloorOutWhenItWasNotMeasured() {
+        List<Row> rows = List.of(row("Micro.findFirstHit", 1, "mbcache", "at", 12), row("Baseline.findFirstHit", 1, "chm", null, 10));
+        Targets.Target t = named(evaluate(rows, Measured.none()), "findFirst+release within 1.25x of a ConcurrentHashMap");
+        assertTrue(!t.measured().contains("floor"), t.measured());
+    }
+
+    @Test
     void floodTargetsCheckEveryFloodAgainstItsLimit() {
         List<Flood.Result> floods = new ArrayList<>(List.of(flood("mbcache", 300, 300, 1400), flood("caffeine", 500, 400, 1600)));
         List<Targets.Target> ts = evaluate(List.of(), new Measured(List.of(), List.of(), floods, List.of()));
