@@ -28,10 +28,11 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *
  * <p>{@code findFirstHitCounted} is the same lookup plus the one thing the cache's contract adds to
  * every hit: a reference taken (increment-if-not-zero, a CAS) and given back (a CAS), on a count word
- * beside each value, as {@code MbCache}'s entries and Caffeine-backend's pins have. Nothing else: no
- * lock, no version, no statistics. It is the floor of a hit that keeps the contract, so it tells how
- * much of the distance between {@code Micro.findFirstHit} and a plain lookup any implementation has
- * to pay: two atomic read-modify-writes on a line of their own per hit.
+ * beside the value, as the entries of both backends have one. Nothing else: no lock, no version, no
+ * statistics. It is the floor of a hit that keeps the contract, so it tells how much of the distance
+ * between {@code Micro.findFirstHit} and a plain lookup any implementation has to pay: two atomic
+ * read-modify-writes per hit, each of which (on x86, a locked instruction) keeps the next lookup's
+ * loads from overlapping this one's.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
