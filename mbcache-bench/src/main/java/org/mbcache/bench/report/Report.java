@@ -40,7 +40,7 @@ public final class Report {
         b.append(table.markdown(tsc)).append('\n');
         String scaling = table.scalingMarkdown();
         if (!scaling.isEmpty()) {
-            b.append("## Scaling: 2 threads over 1\n\n").append(scaling).append('\n');
+            b.append("## Scaling: more threads over 1\n\n").append(scaling).append('\n');
         }
         String seed = seed(rows, tsc);
         if (!seed.isEmpty()) {

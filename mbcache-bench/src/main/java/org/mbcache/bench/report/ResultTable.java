@@ -84,34 +84,41 @@ public final class ResultTable {
     }
 
     /**
-     * For every benchmark, params and backend measured at both 1 and 2 threads: both times and
-     * their ratio (2T ÷ 1T; 1.00 is perfect scaling of the per-thread cost). Empty if no pair.
+     * For every benchmark, params and backend measured at 1 thread and at more: both times and their
+     * ratio (N threads ÷ 1; 1.00 is perfect scaling of the per-thread cost), one line per thread count
+     * above 1, sorted by benchmark, params, backend and threads. Empty if no pair. The main job has
+     * 1 and 2 threads; a run at 4-16 threads on a larger machine ({@code many-cores.sh}) gets the
+     * same table with more lines.
      */
     public String scalingMarkdown() {
-        StringBuilder b = new StringBuilder();
+        List<Row> many = new ArrayList<>();
         for (List<Row> g : groups) {
-            for (Row two : g) {
-                if (two.threads() != 2) {
-                    continue;
+            for (Row r : g) {
+                if (r.threads() > 1 && counterpart(r, 1) != null) {
+                    many.add(r);
                 }
-                Row one = counterpart(two, 1);
-                if (one == null) {
-                    continue;
-                }
-                b.append("| ").append(two.benchmark())
-                        .append(" | ").append(two.otherParams())
-                        .append(" | ").append(two.backend())
-                        .append(" | ").append(fmt(one.nsPerOp()))
-                        .append(" | ").append(fmt(two.nsPerOp()))
-                        .append(" | ").append(String.format(Locale.ROOT, "%.2f", two.nsPerOp() / one.nsPerOp()))
-                        .append(" |\n");
             }
         }
-        if (b.length() == 0) {
+        if (many.isEmpty()) {
             return "";
         }
-        return "| benchmark | params | backend | 1T ns/op | 2T ns/op | 2T ÷ 1T |\n| --- | --- | --- | ---: | ---: | ---: |\n" + b
-                + "\nns/op is per operation of one thread: 2T ÷ 1T above 1 means the threads slow each other down.\n";
+        many.sort(Comparator.comparing(Row::benchmark).thenComparing(Row::otherParams).thenComparing(Row::backend)
+                .thenComparingInt(Row::threads));
+        StringBuilder b = new StringBuilder(
+                "| benchmark | params | backend | threads | 1T ns/op | ns/op | ÷ 1T |\n| --- | --- | --- | ---: | ---: | ---: | ---: |\n");
+        for (Row r : many) {
+            Row one = counterpart(r, 1);
+            b.append("| ").append(r.benchmark())
+                    .append(" | ").append(r.otherParams())
+                    .append(" | ").append(r.backend())
+                    .append(" | ").append(r.threads())
+                    .append(" | ").append(fmt(one.nsPerOp()))
+                    .append(" | ").append(fmt(r.nsPerOp()))
+                    .append(" | ").append(String.format(Locale.ROOT, "%.2f", r.nsPerOp() / one.nsPerOp()))
+                    .append(" |\n");
+        }
+        return b.append("\nns/op is per operation of one thread: a ratio above 1 means the threads slow each other down.\n")
+                .toString();
     }
 
     /** The row of the same benchmark, params and backend at {@code threads}, or null. */

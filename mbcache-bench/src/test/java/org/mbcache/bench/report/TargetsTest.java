@@ -126,6 +126,15 @@ class TargetsTest {
     void scalingTableShowsBothTimesAndTheirRatio() {
         String md = new ResultTable(List.of(row("Micro.getRelease", 1, "mbcache", "below", 10),
                 row("Micro.getRelease", 2, "mbcache", "below", 15))).scalingMarkdown();
-        assertTrue(md.contains("| Micro.getRelease | bound=below keys=uniform load=full | mbcache | 10.0 | 15.0 | 1.50 |"), md);
+        assertTrue(md.contains("| Micro.getRelease | bound=below keys=uniform load=full | mbcache | 2 | 10.0 | 15.0 | 1.50 |"), md);
+    }
+
+    @Test
+    void scalingTableHasALinePerThreadCountAboveOneInThreadOrder() {
+        String md = new ResultTable(List.of(row("Micro.getRelease", 8, "mbcache", "at", 40),
+                row("Micro.getRelease", 1, "mbcache", "at", 10), row("Micro.getRelease", 4, "mbcache", "at", 20))).scalingMarkdown();
+        int four = md.indexOf("| mbcache | 4 | 10.0 | 20.0 | 2.00 |");
+        int eight = md.indexOf("| mbcache | 8 | 10.0 | 40.0 | 4.00 |");
+        assertTrue(four > 0 && eight > four, md);
     }
 }
