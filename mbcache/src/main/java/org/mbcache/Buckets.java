@@ -77,11 +77,11 @@ import org.mbcache.MbCache.Entry;
  * both filters and validates whatever the head filter says, and combines the answers without a
  * branch on either: a branch that goes one way four times in ten is mispredicted about as often,
  * and the misprediction discards the loads of the lookups after it (misses 18-20 ns before this,
- * 14-15 after, measured alternately). Eight bytes a
- * bucket: half a byte an entry at 16 a bucket, paid for by counting creates and deletes per thread
- * instead of in a bucket's request array (16 bytes a bucket there). It has an array of its own rather than a slot beside the head
- * word: a copy with the two words interleaved (one line for both) measured the same, and one
- * array of 2^31 longs for {@code bucketBits} 30 is more than a Java array can hold.
+ * 14-15 after, measured alternately). Eight bytes a bucket: half a byte an entry at 16 a bucket,
+ * paid for by counting creates and deletes per thread instead of in a bucket's request array (16
+ * bytes a bucket there). It has an array of its own rather than a slot beside the head word: a
+ * copy with the two words interleaved (one line for both) measured the same, and one array of 2^31
+ * longs for {@code bucketBits} 30 is more than a Java array can hold.
  *
  * <h2>The keyed index</h2>
  * The kernel picks a bucket with {@code hash_32} ({@link MbCache#hash32}), a fixed function: whoever

@@ -2,13 +2,9 @@ package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,15 +22,7 @@ class ClassInitializationTest {
 
     @Test
     void noOperationInitializesALibraryClassWithAStaticInitializer() throws Exception {
-        assumeFalse(getClass().getModule().isNamed(), "the driver runs on the class path of this JVM");
-        Process driver = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xlog:class+init=info", "-cp", System.getProperty("java.class.path"), FirstUseDriver.class.getName())
-                .redirectErrorStream(true)
-                .start();
-        driver.getOutputStream().close();
-        String output = new String(driver.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(driver.waitFor(2, TimeUnit.MINUTES), "the driver JVM ends");
-        assertEquals(0, driver.exitValue(), output);
+        String output = FreshJvm.run(List.of("-Xlog:class+init=info"), FirstUseDriver.class);
         assertTrue(output.contains(FirstUseDriver.DONE), output);
 
         List<String> initializedByOperations = new ArrayList<>();

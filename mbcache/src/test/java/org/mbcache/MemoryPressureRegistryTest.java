@@ -5,14 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
-
 import java.lang.ref.WeakReference;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The memory-pressure shrinker, driven by calling its handler directly. */
@@ -50,21 +45,12 @@ class MemoryPressureRegistryTest {
     }
 
     /**
-     * Runs {@link PressureThresholdDriver} in a fresh JVM (the registry installs its thresholds once
-     * per process) and answers each heap pool's threshold and maximum after a cache was built.
+     * Runs {@link PressureThresholdDriver} in a {@link FreshJvm} (the registry installs its thresholds
+     * once per process) and answers each heap pool's threshold and maximum after a cache was built.
      */
     private static List<long[]> thresholdsInAFreshJvm(boolean preset) throws Exception {
-        assumeFalse(MemoryPressureRegistryTest.class.getModule().isNamed(), "the driver runs on the class path");
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx64m", "-cp", System.getProperty("java.class.path"), PressureThresholdDriver.class.getName()));
-        if (preset) {
-            command.add(PressureThresholdDriver.PRESET);
-        }
-        Process driver = new ProcessBuilder(command).redirectErrorStream(true).start();
-        driver.getOutputStream().close();
-        String output = new String(driver.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(driver.waitFor(2, TimeUnit.MINUTES), "the driver JVM ends");
-        assertEquals(0, driver.exitValue(), output);
+        String output = FreshJvm.run(List.of("-Xmx64m"), PressureThresholdDriver.class,
+                preset ? new String[] {PressureThresholdDriver.PRESET} : new String[0]);
         List<long[]> pools = new ArrayList<>();
         for (String line : output.split("\\R")) {
             if (line.startsWith(PressureThresholdDriver.LINE)) {
