@@ -329,8 +329,7 @@ public final class MbCache implements DedupCache {
             for (;;) {
                 int s = lvState();
                 if (count(s) <= 1) {
-                    throw new IllegalStateException(
-                            "entry released more often than it was handed out: " + this);
+                    throw cache.referenceNotHeld("entry released more often than it was handed out: " + this);
                 }
                 if (casState(s, s - 1)) {
                     return s - 1;
@@ -767,9 +766,6 @@ public final class MbCache implements DedupCache {
         statistics.add(CREATES, 1);
         try {
             releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
-        } catch (IllegalStateException killed) {
-            ensureOpen(); // close() killed the new entry: say so, not "released too often"
-            throw killed;
         } finally {
             if (reclaimed != 0) {
                 statistics.add(CHAIN_CAP_RECLAIMS, reclaimed);
@@ -947,7 +943,7 @@ public final class MbCache implements DedupCache {
         ensureOpen();
         Entry previous = ownEntry(entry);
         if (Entry.count(previous.lvState()) <= 1) {
-            throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
+            throw referenceNotHeld("findNext of an entry the caller does not hold: " + previous);
         }
         Entry next;
         try {
@@ -1462,6 +1458,20 @@ public final class MbCache implements DedupCache {
         if (closed) {
             throw new IllegalStateException("cache is closed");
         }
+    }
+
+    /**
+     * The exception for a caller's reference that an entry's count does not show: {@code misuse},
+     * unless the cache is closed. {@code close()} kills every entry, held ones too, so a call that
+     * passed its {@link #ensureOpen} just before a close can find its own reference gone; it is told
+     * that the cache is closed, as every call on a closed cache is, and not that it over-released.
+     * This is the one place every such refusal (a release, a {@code findNext}, the end of a create)
+     * is decided. Memory order: {@code close()} writes {@link #closed} (volatile) before it kills
+     * any entry (a volatile CAS of its state), so a thread whose volatile read of a count saw the
+     * kill sees {@code closed} set here.
+     */
+    IllegalStateException referenceNotHeld(String misuse) {
+        return new IllegalStateException(closed ? "cache is closed" : misuse);
     }
 
     /** The argument as an entry of this cache, or the contract's exception. */
