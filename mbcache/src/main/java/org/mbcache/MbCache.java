@@ -29,7 +29,8 @@ import org.mbcache.internal.StripedStatistics;
  * collection leaves the old generation over 80% full, a pass over half its entries. The 80% is a
  * collection-usage threshold ({@link java.lang.management.MemoryPoolMXBean}) set on the
  * old-generation pools when the first cache is built, unless the application set one already; a
- * threshold at the pool's maximum keeps the passes out.
+ * threshold at the pool's maximum keeps the passes out. A cache built with
+ * {@link Builder#memoryPressureReclaim(boolean) memoryPressureReclaim(false)} takes no part in this.
  */
 public final class MbCache implements DedupCache {
 
@@ -483,6 +484,7 @@ public final class MbCache implements DedupCache {
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
      */
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(2);
+    /** {@code null} for a cache built without memory-pressure reclaim. */
     private final MemoryPressureRegistry.Registration pressureRegistration;
     private final Runnable backgroundReclaim = this::backgroundReclaim;
 
@@ -522,7 +524,7 @@ public final class MbCache implements DedupCache {
         this.lru = new Lru(deadEntriesBatch(maxEntries));
         this.entryCount = new EntryCount(maxEntries);
         this.buckets = new Buckets(bucketBits, builder.hashSeed);
-        this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
+        this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
     }
 
     /**
@@ -567,6 +569,7 @@ public final class MbCache implements DedupCache {
         private CreateStrategy createStrategy = CreateStrategy.REQUEST_LIST;
         private Long hashSeed;
         private int chainCap;
+        private boolean memoryPressureReclaim = true;
 
         private Builder() {}
 
@@ -667,7 +670,25 @@ public final class MbCache implements DedupCache {
         }
 
         /**
-         * A new, empty cache, registered for memory-pressure reclaim until it is closed.
+         * Whether the cache answers heap pressure with reclaim passes (see {@link MbCache}); default
+         * {@code true}. A cache built with {@code false} is never asked to shrink when a collection
+         * leaves the old generation full, so only its {@code maxEntries} bound and explicit
+         * {@link MbCache#shrink(long)} calls free its entries; and if no cache of the process asks
+         * for pressure reclaim, none sets the heap pools' collection-usage thresholds either. For a
+         * cache whose entries are cheap next to what recreating them costs, or whose owner already
+         * shrinks it on a signal of its own.
+         *
+         * @param enabled {@code false} to keep this cache out of memory-pressure reclaim
+         * @return this builder
+         */
+        public Builder memoryPressureReclaim(boolean enabled) {
+            this.memoryPressureReclaim = enabled;
+            return this;
+        }
+
+        /**
+         * A new, empty cache, registered for memory-pressure reclaim until it is closed unless
+         * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
          *
          * @return the cache
          */
@@ -1404,7 +1425,9 @@ public final class MbCache implements DedupCache {
         }
         // Every step below may be done twice (a second close() racing this one, or retrying after
         // a Throwable here): each is idempotent, and tornDown is set only when all have run.
-        MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        if (pressureRegistration != null) {
+            MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        }
         lru.lock.lock();
         try {
             for (int bucket = 0; bucket < buckets.count(); bucket++) {

@@ -85,6 +85,28 @@ class MemoryPressureRegistryTest {
     }
 
     @Test
+    void aCacheBuiltWithoutMemoryPressureReclaimIsNotRegistered() {
+        try (MbCache cache = MbCache.builder().memoryPressureReclaim(false).build()) {
+            assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+        }
+    }
+
+    @Test
+    void pressurePassesOverACacheBuiltWithoutMemoryPressureReclaim() {
+        try (MbCache optedOut = MbCache.builder().bucketBits(4).hashSeed(42).memoryPressureReclaim(false).build();
+             MbCache registered = sixteenBucketsSeeded()) {
+            for (int i = 0; i < 100; i++) {
+                optedOut.create(i, i, true);
+                registered.create(i, i, true);
+            }
+            MemoryPressureRegistry.INSTANCE.onMemoryPressure();
+            assertEquals(100, optedOut.size());
+            assertEquals(0, optedOut.stats().requestedReclaimPasses());
+            assertEquals(50, registered.size(), "the registry did fire");
+        }
+    }
+
+    @Test
     void pressureFreesTheOldestEntriesFirst() {
         try (MbCache cache = MbCache.create(4)) {
             for (int i = 0; i < 10; i++) {
