@@ -846,7 +846,10 @@ public final class MbCache implements DedupCache {
      * not looked for in the chain again under the bit if the bit was taken from the version the
      * read validated: then no critical section ran in between, and the chain is the one read. (The
      * request list, which the read does not see, is always checked.) That spares a new create one
-     * scan of its chain, which counts where a flood keeps the chain at its cap.
+     * scan of its chain, which counts where a flood keeps the chain at its cap. The version repeats
+     * after 2^31 critical sections of the bucket: a create stalled across exactly that many, one of
+     * which inserted its pair, would insert the pair twice (the contract, section 5, says why that
+     * bound is accepted).
      */
     private boolean requestPair(int bucket, int key, long value) {
         long versionWithout = buckets.versionWithout(bucket, key, value);
