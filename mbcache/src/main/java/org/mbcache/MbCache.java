@@ -29,7 +29,8 @@ import org.mbcache.internal.StripedStatistics;
  * collection leaves the old generation over 80% full, a pass over half its entries. The 80% is a
  * collection-usage threshold ({@link java.lang.management.MemoryPoolMXBean}) set on the
  * old-generation pools when the first cache is built, unless the application set one already; a
- * threshold at the pool's maximum keeps the passes out.
+ * threshold at the pool's maximum keeps the passes out. A cache built with
+ * {@link Builder#memoryPressureReclaim(boolean) memoryPressureReclaim(false)} takes no part in this.
  */
 public final class MbCache implements DedupCache {
 
@@ -329,8 +330,7 @@ public final class MbCache implements DedupCache {
             for (;;) {
                 int s = lvState();
                 if (count(s) <= 1) {
-                    throw new IllegalStateException(
-                            "entry released more often than it was handed out: " + this);
+                    throw cache.referenceNotHeld("entry released more often than it was handed out: " + this);
                 }
                 if (casState(s, s - 1)) {
                     return s - 1;
@@ -484,6 +484,7 @@ public final class MbCache implements DedupCache {
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
      */
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(2);
+    /** {@code null} for a cache built without memory-pressure reclaim. */
     private final MemoryPressureRegistry.Registration pressureRegistration;
     private final Runnable backgroundReclaim = this::backgroundReclaim;
 
@@ -523,7 +524,7 @@ public final class MbCache implements DedupCache {
         this.lru = new Lru(deadEntriesBatch(maxEntries));
         this.entryCount = new EntryCount(maxEntries);
         this.buckets = new Buckets(bucketBits, builder.hashSeed);
-        this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
+        this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
     }
 
     /**
@@ -568,6 +569,7 @@ public final class MbCache implements DedupCache {
         private CreateStrategy createStrategy = CreateStrategy.REQUEST_LIST;
         private Long hashSeed;
         private int chainCap;
+        private boolean memoryPressureReclaim = true;
 
         private Builder() {}
 
@@ -668,7 +670,25 @@ public final class MbCache implements DedupCache {
         }
 
         /**
-         * A new, empty cache, registered for memory-pressure reclaim until it is closed.
+         * Whether the cache answers heap pressure with reclaim passes (see {@link MbCache}); default
+         * {@code true}. A cache built with {@code false} is never asked to shrink when a collection
+         * leaves the old generation full, so only its {@code maxEntries} bound and explicit
+         * {@link MbCache#shrink(long)} calls free its entries; and if no cache of the process asks
+         * for pressure reclaim, none sets the heap pools' collection-usage thresholds either. For a
+         * cache whose entries are cheap next to what recreating them costs, or whose owner already
+         * shrinks it on a signal of its own.
+         *
+         * @param enabled {@code false} to keep this cache out of memory-pressure reclaim
+         * @return this builder
+         */
+        public Builder memoryPressureReclaim(boolean enabled) {
+            this.memoryPressureReclaim = enabled;
+            return this;
+        }
+
+        /**
+         * A new, empty cache, registered for memory-pressure reclaim until it is closed unless
+         * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
          *
          * @return the cache
          */
@@ -767,9 +787,6 @@ public final class MbCache implements DedupCache {
         statistics.add(CREATES, 1);
         try {
             releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
-        } catch (IllegalStateException killed) {
-            ensureOpen(); // close() killed the new entry: say so, not "released too often"
-            throw killed;
         } finally {
             if (reclaimed != 0) {
                 statistics.add(CHAIN_CAP_RECLAIMS, reclaimed);
@@ -829,7 +846,10 @@ public final class MbCache implements DedupCache {
      * not looked for in the chain again under the bit if the bit was taken from the version the
      * read validated: then no critical section ran in between, and the chain is the one read. (The
      * request list, which the read does not see, is always checked.) That spares a new create one
-     * scan of its chain, which counts where a flood keeps the chain at its cap.
+     * scan of its chain, which counts where a flood keeps the chain at its cap. The version repeats
+     * after 2^31 critical sections of the bucket: a create stalled across exactly that many, one of
+     * which inserted its pair, would insert the pair twice (the contract, section 5, says why that
+     * bound is accepted).
      */
     private boolean requestPair(int bucket, int key, long value) {
         long versionWithout = buckets.versionWithout(bucket, key, value);
@@ -947,7 +967,7 @@ public final class MbCache implements DedupCache {
         ensureOpen();
         Entry previous = ownEntry(entry);
         if (Entry.count(previous.lvState()) <= 1) {
-            throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
+            throw referenceNotHeld("findNext of an entry the caller does not hold: " + previous);
         }
         Entry next;
         try {
@@ -1408,7 +1428,9 @@ public final class MbCache implements DedupCache {
         }
         // Every step below may be done twice (a second close() racing this one, or retrying after
         // a Throwable here): each is idempotent, and tornDown is set only when all have run.
-        MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        if (pressureRegistration != null) {
+            MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        }
         lru.lock.lock();
         try {
             for (int bucket = 0; bucket < buckets.count(); bucket++) {
@@ -1462,6 +1484,20 @@ public final class MbCache implements DedupCache {
         if (closed) {
             throw new IllegalStateException("cache is closed");
         }
+    }
+
+    /**
+     * The exception for a caller's reference that an entry's count does not show: {@code misuse},
+     * unless the cache is closed. {@code close()} kills every entry, held ones too, so a call that
+     * passed its {@link #ensureOpen} just before a close can find its own reference gone; it is told
+     * that the cache is closed, as every call on a closed cache is, and not that it over-released.
+     * This is the one place every such refusal (a release, a {@code findNext}, the end of a create)
+     * is decided. Memory order: {@code close()} writes {@link #closed} (volatile) before it kills
+     * any entry (a volatile CAS of its state), so a thread whose volatile read of a count saw the
+     * kill sees {@code closed} set here.
+     */
+    IllegalStateException referenceNotHeld(String misuse) {
+        return new IllegalStateException(closed ? "cache is closed" : misuse);
     }
 
     /** The argument as an entry of this cache, or the contract's exception. */

@@ -753,7 +753,7 @@ public final class CaffeineDedupCache implements DedupCache {
                 int s = lvState();
                 int count = count(s);
                 if (count <= 1) {
-                    throw new IllegalStateException("entry released more often than it was handed out: " + this);
+                    throw cache.referenceNotHeld("entry released more often than it was handed out: " + this);
                 }
                 if (casState(s, s - 1)) {
                     return count - 1;
@@ -1208,7 +1208,7 @@ public final class CaffeineDedupCache implements DedupCache {
         ensureOpen();
         Entry previous = ownEntry(entry);
         if (previous.count() < 2) {
-            throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
+            throw referenceNotHeld("findNext of an entry the caller does not hold: " + previous);
         }
         Entry[] group = currentGroup(previous.boxedKey);
         int from = group == null ? 0 : indexOf(group, previous) + 1; // -1 + 1: from the newest
@@ -1599,6 +1599,16 @@ public final class CaffeineDedupCache implements DedupCache {
             throw new IllegalStateException("cache is closed");
         }
         throw new AssertionError("cache invariant broken earlier: " + now.breach.getMessage(), now.breach);
+    }
+
+    /**
+     * The exception for a caller's reference that an entry's count does not show: {@code misuse},
+     * unless {@link #close()} has begun, when the call is told that the cache is closed, as every
+     * call on a closed cache is. The one place every such refusal (a release, a {@code findNext}) is
+     * decided, so that a call racing close() never blames the caller's references for the close.
+     */
+    IllegalStateException referenceNotHeld(String misuse) {
+        return new IllegalStateException(isClosed() ? "cache is closed" : misuse);
     }
 
     /** Whether {@link #close()} has begun: one volatile read. */
