@@ -23,7 +23,8 @@ import org.mbcache.DedupCache;
  * p99.9, each create timed on its own with a {@code System.nanoTime} pair). For reference, the
  * p99 of a create below the bound, timed the same way: the same bursts on a cache with a bound it
  * never reaches, where the writer deletes the oldest burst after each new one (untimed), so that
- * the count, and the chains a create walks, stay as they are at the bound.
+ * the count, and the chains a create walks, stay about as they are at the bound. Both caches are
+ * warmed up before either is measured.
  *
  * <p>Targets (printed with each result): synchronous passes at most 1 % of background passes; the
  * count below 1.25 x {@code maxEntries} within 100 ms of the last burst; the writer's p99 within
@@ -151,13 +152,23 @@ public final class BurstyWriter {
         return out.toString();
     }
 
-    /** One backend: the bursts at the bound, then the below-bound reference. */
+    /**
+     * One backend: both caches warmed up first (the JIT's work done before either is measured),
+     * then the below-bound reference measured, then the bursts at the bound. The reference's
+     * cache has a bound 1,024 times {@code maxEntries}, and its writer deletes the oldest burst
+     * (untimed) once the count has reached {@code maxEntries}.
+     */
     static Result run(String backend, Config config) throws InterruptedException {
-        double belowBoundP99 = belowBound(backend, config);
+        ExecutorService belowExecutor = singleThreadExecutor();
         ExecutorService executor = singleThreadExecutor();
-        try (DedupCache cache = Backends.dedup(backend, config.bucketBits(), config.maxEntries(), executor)) {
+        try (DedupCache belowBound = Backends.dedup(backend, config.bucketBits(), 1024 * config.maxEntries(), belowExecutor);
+                DedupCache cache = Backends.dedup(backend, config.bucketBits(), config.maxEntries(), executor)) {
+            Writer belowBoundWriter = new Writer(belowBound, config, true);
             Writer writer = new Writer(cache, config, false);
+            belowBoundWriter.bursts(config.warmupMs());
             writer.bursts(config.warmupMs());
+            double belowBoundP99 = belowBoundWriter.bursts(config.measureMs()).percentile(0.99);
+
             CacheStats before = cache.stats();
             Flood.Samples latencies = writer.bursts(config.measureMs());
             long sizeAtEnd = cache.size();
@@ -182,22 +193,7 @@ public final class BurstyWriter {
                     belowBoundP99, config.maxEntries());
         } finally {
             executor.shutdownNow();
-        }
-    }
-
-    /**
-     * The p99 of a create below the bound: the same bursts, timed the same way, on a cache whose
-     * bound is 1,024 times {@code maxEntries}, the writer deleting the oldest burst (untimed) once
-     * the count has reached {@code maxEntries}.
-     */
-    static double belowBound(String backend, Config config) throws InterruptedException {
-        ExecutorService executor = singleThreadExecutor();
-        try (DedupCache cache = Backends.dedup(backend, config.bucketBits(), 1024 * config.maxEntries(), executor)) {
-            Writer writer = new Writer(cache, config, true);
-            writer.bursts(config.warmupMs());
-            return writer.bursts(config.measureMs()).percentile(0.99);
-        } finally {
-            executor.shutdownNow();
+            belowExecutor.shutdownNow();
         }
     }
 
