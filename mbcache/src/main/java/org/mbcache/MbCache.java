@@ -447,11 +447,13 @@ public final class MbCache implements DedupCache {
     // ------------------------------------------------------------------------------------------
 
     private static final VarHandle RECLAIM_PENDING_SINCE;
+    private static final VarHandle CONTINUING_ON;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             RECLAIM_PENDING_SINCE = lookup.findVarHandle(MbCache.class, "reclaimPendingSince", long.class);
+            CONTINUING_ON = lookup.findVarHandle(MbCache.class, "continuingOn", Thread.class);
             // Classes that an operation would otherwise initialize on its first run, long after the
             // cache was built: the flight-recorder events (at the first pass, chain-cap reclaim or
             // pressure signal) and the pass kinds. A Throwable in a static initializer (an
@@ -502,6 +504,11 @@ public final class MbCache implements DedupCache {
      * 0), or 0 if none is pending (kernel: {@code c_shrink_work} queued). At most one is pending.
      */
     private volatile long reclaimPendingSince;
+    /**
+     * The thread inside {@code execute} handing a continuation pass over, or null: a pass that runs
+     * on that thread runs inside that call (a caller-runs executor). See {@link #backgroundReclaim}.
+     */
+    private volatile Thread continuingOn;
     private volatile boolean closed;
     /** Whether a {@link #close()} has finished tearing down (dropped every entry, woken every waiter). */
     private volatile boolean tornDown;
@@ -1366,14 +1373,127 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /** The background pass (kernel {@code mb_cache_shrink_worker}). */
+    /**
+     * The background pass (kernel {@code mb_cache_shrink_worker}), which goes on, one pass per
+     * executor task, until the count is below {@code maxEntries}. The kernel's worker frees one
+     * batch and waits for a later create to queue it again, so a writer whose bursts add more than
+     * a batch takes the cache to twice the bound, and pays synchronous passes there, while the
+     * worker sits idle. The pending-stamp protocol, whose other steps are
+     * {@link #scheduleBackgroundReclaim}, {@link #resubmitStaleBackgroundReclaim} and
+     * {@link #submitBackgroundReclaim}:
+     * <ol>
+     *   <li>{@code reclaimPendingSince} is non-zero while a pass is pending or running. A create
+     *       sets it, by CAS from 0 (or from a stale stamp), before it hands the pass over, so the
+     *       pass reads at its start the stamp of its own hand-over or a later one.</li>
+     *   <li>A pass scans one batch ({@code maxEntries / 16}), so no pass holds the LRU lock longer
+     *       than the kernel's does. Then, if it freed something, the cache is open and the count is
+     *       still at or above {@code maxEntries} (where a create would ask for another pass), it
+     *       continues: it replaces the stamp it read with a new one by CAS and hands a new task to
+     *       the executor, behind whatever else is queued there, never looping in this task. The
+     *       stamp does not go through 0 on the way, so no create schedules a second pass meanwhile,
+     *       and the staleness clock restarts at each hand-over. The target is the bound itself,
+     *       where creates schedule the work, with no low watermark below it: the last pass already
+     *       leaves up to a batch of room, and each pass further down would evict entries a
+     *       dedup cache is kept for, for the sake of passes that the next burst asks for anyway.</li>
+     *   <li>Otherwise it ends the work: it clears the stamp by CAS from the value it read. A
+     *       create that found the pass pending scheduled nothing; if its entry came in after the
+     *       pass read the count, the count may be back at the bound with no pass pending, so a
+     *       pass that cleared the stamp reads the count again and, at the bound, hands a pass over
+     *       as a create would (by CAS from 0). What can still slip through is one create per
+     *       creating thread (its check before the clear, its entry after the second read): the work
+     *       ends at most that far above the bound, and the next create schedules it again.</li>
+     *   <li>Every step is a CAS from the stamp the pass read. A pass whose stamp was replaced
+     *       meanwhile (a create at twice the bound handed a new pass over because this one was
+     *       late) leaves the stamp, and the going on, to the newer pass; of two passes that read
+     *       the same stamp, only the first to finish continues or clears. A pass that reads 0 was
+     *       superseded by one that ended the work already: it runs its batch and touches the stamp
+     *       no more. So one chain of passes at most goes on, and a late pass runs one batch more,
+     *       as it did before passes continued. A continuation's stamp differs from the one it
+     *       replaces, so a late pass holding the old one cannot take the chain over.</li>
+     *   <li>A pass stops when it frees nothing (every entry it reached was held or referenced):
+     *       passes that kept finding nothing to free would keep the executor busy for good. A later
+     *       create at the bound schedules again.</li>
+     *   <li>Faults. A Throwable in the pass clears the stamp (finally). A continuation the executor
+     *       throws on is not run here, where the thread is the executor's, or a create's that ran
+     *       a pass already because the executor threw: the stamp is cleared, and the next create at
+     *       the bound schedules again (running one pass itself if the executor still throws). So a
+     *       create runs one pass, neither looping nor recursing, however far above the bound the
+     *       count is. A continuation the executor drops leaves the stamp set, as a dropped first
+     *       pass does: a create at twice the bound hands a new pass over once the stamp is a second
+     *       old. An executor that runs the task inside {@code execute} (a caller-runs policy) would
+     *       stack one pass per continuation on one thread: a pass that finds itself inside its own
+     *       thread's hand-over ({@link #continuingOn}) does not go on, so such a thread runs two
+     *       passes at most.</li>
+     * </ol>
+     */
     private void backgroundReclaim() {
+        long stamp = reclaimPendingSince;
+        boolean stampSettled = false; // replaced or cleared here: the finally leaves it alone
         try {
             if (!closed) {
-                reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimPassEvent.Kind.BACKGROUND);
+                long freed = reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimPassEvent.Kind.BACKGROUND);
+                if (stamp != 0 && freed > 0 && continuingOn != Thread.currentThread()) {
+                    if (atTheBound()) {
+                        stampSettled = handOverNextPass(stamp);
+                    } else if (RECLAIM_PENDING_SINCE.compareAndSet(this, stamp, 0L)) {
+                        stampSettled = true;
+                        if (atTheBound()) {
+                            handOverNextPass(0L);
+                        }
+                    }
+                }
             }
         } finally {
-            reclaimPendingSince = 0;
+            if (!stampSettled && stamp != 0) {
+                RECLAIM_PENDING_SINCE.compareAndSet(this, stamp, 0L);
+            }
+        }
+    }
+
+    /** Whether a background pass is pending or running (for tests). */
+    boolean backgroundReclaimPending() {
+        return reclaimPendingSince != 0;
+    }
+
+    /** Whether the count is at or above {@code maxEntries}, on the estimate where it decides. */
+    private boolean atTheBound() {
+        long estimate = entryCount.estimate();
+        long count = entryCount.decides(estimate, maxEntries) ? estimate : entryCount.snapshot();
+        return !closed && count >= maxEntries;
+    }
+
+    /**
+     * Hands the next pass to the executor in place of the one whose stamp was {@code stamp}, or of
+     * none if {@code stamp} is 0 (see {@link #backgroundReclaim}). Returns whether the stamp was
+     * replaced (and cleared again if {@code execute} threw); if not, a newer pass owns it. The
+     * stamp's CAS is a volatile write that happens before {@code execute}, so
+     * the next pass reads the new stamp or a later one. {@link #continuingOn} is cleared by CAS,
+     * so that a thread never clears another's mark (a pool thread may run the next pass and hand
+     * its own continuation over before this {@code execute} returns). Its reads need no ordering
+     * with other threads: the read that finds this thread's mark is this thread's own, inside
+     * this {@code execute}, and program order makes it see the mark; any other thread finds a
+     * value that is not itself. Volatile is simply the mode the CAS's field is declared in.
+     */
+    private boolean handOverNextPass(long stamp) {
+        long next = pendingStamp();
+        if (next == stamp) {
+            next = next == -1 ? 1 : next + 1;
+        }
+        if (!RECLAIM_PENDING_SINCE.compareAndSet(this, stamp, next)) {
+            return false; // superseded: the newer pass goes on, and its stamp is not ours to clear
+        }
+        Thread self = Thread.currentThread();
+        continuingOn = self;
+        try {
+            executor.execute(backgroundReclaim);
+            return true;
+        } catch (Throwable failure) {
+            // Not logged here, where logging could throw into the executor's thread: the next
+            // create at the bound hands a pass to the same executor and logs what it throws.
+            RECLAIM_PENDING_SINCE.compareAndSet(this, next, 0L);
+            return true; // the stamp is cleared, or a pass the executor ran took it over
+        } finally {
+            CONTINUING_ON.compareAndSet(this, self, null);
         }
     }
 
