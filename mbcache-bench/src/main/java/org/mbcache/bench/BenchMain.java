@@ -62,6 +62,9 @@ public final class BenchMain {
             case "foundshare":
                 FoundShare.main(rest);
                 break;
+            case "snapshot":
+                SnapshotBench.main(rest);
+                break;
             case "-h":
             case "--help":
             case "help":
