@@ -1466,12 +1466,17 @@ public final class MbCache implements DedupCache {
      * {@code Lru.snapshotChunk}); an entry a pass gives a second chance meanwhile is written where
      * the walk meets it, at its new place. Dead entries (removed, still linked) are skipped. The
      * referenced flag is written (record flag 2) but not restored. Snapshots of one cache run one
-     * at a time.
+     * at a time; one started from the stream of another of the same cache, on the same thread, is
+     * an {@link IllegalStateException}.
      */
     @Override
     public long writeSnapshot(OutputStream out) throws IOException {
         Objects.requireNonNull(out, "out");
         ensureOpen();
+        if (snapshotLock.isHeldByCurrentThread()) {
+            // From the stream of this cache's own snapshot: a nested walk would move the outer one's cursor.
+            throw new IllegalStateException("writeSnapshot called from within a snapshot of the same cache");
+        }
         snapshotLock.lock();
         try {
             lru.lock.lock();

@@ -107,6 +107,23 @@ class SnapshotWalkTest {
     }
 
     @Test
+    void aSnapshotStartedFromTheStreamOfAnotherIsRefused() {
+        for (int i = 0; i < 2 * Snapshots.MAX_RECORDS_PER_BLOCK; i++) {
+            cache.create(i, i, true);
+        }
+        ByteArrayOutputStream out = runningAfterTheFirstBlock(() -> {
+            try {
+                cache.writeSnapshot(new ByteArrayOutputStream());
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        assertThrows(IllegalStateException.class, () -> cache.writeSnapshot(out));
+        assertEquals(2 * Snapshots.MAX_RECORDS_PER_BLOCK,
+                SnapshotRecords.pairs(SnapshotRecords.snapshotOf(cache)).size(), "the refused walk left the next one short");
+    }
+
+    @Test
     void aWalkThatACloseOvertakesFailsRatherThanEndingShort() {
         for (int i = 0; i < 2 * Snapshots.MAX_RECORDS_PER_BLOCK; i++) {
             cache.create(i, i, true);

@@ -17,8 +17,9 @@ import org.mbcache.DedupCache;
  * size, in one JVM: the time to create the pairs in a fresh cache (the reference), to write the
  * cache's snapshot to a file (through a buffer, no {@code force}), and to restore it into another
  * fresh cache; and the snapshot's bytes a pair. Targets: writing at most half the create time,
- * restoring at most 1.5 times it. Single-threaded, one measurement each after a warm-up at a small
- * size; a cache sized so that nothing is reclaimed (maxEntries twice the pairs, 16 pairs a bucket).
+ * restoring at most 1.5 times it. Single-threaded, after a warm-up at a small size; sizes up to a
+ * million pairs are measured five times and each time's median reported, larger ones once; a
+ * cache sized so that nothing is reclaimed (maxEntries twice the pairs, 16 pairs a bucket).
  */
 public final class SnapshotBench {
 
@@ -86,6 +87,7 @@ public final class SnapshotBench {
         long bytes;
         long createNanos;
         long writeNanos;
+        System.gc(); // each timed phase starts on a collected heap, not paying for the last one's garbage
         try (DedupCache cache = cacheFor(backend, pairs)) {
             long start = System.nanoTime();
             for (long i = 0; i < pairs; i++) {
@@ -104,6 +106,7 @@ public final class SnapshotBench {
             bytes = Files.size(file);
         }
         long restoreNanos;
+        System.gc();
         try (DedupCache restored = cacheFor(backend, pairs)) {
             long start = System.nanoTime();
             long created;
@@ -118,6 +121,36 @@ public final class SnapshotBench {
         return new Result(backend, pairs, createNanos, writeNanos, restoreNanos, bytes);
     }
 
+    /** Measurements of a size up to this many pairs are repeated {@value #REPEATS} times. */
+    static final long REPEATED_UP_TO = 1_000_000;
+    /** Repeats of a small size; each time its median is reported. */
+    static final int REPEATS = 5;
+
+    /** One measurement of a large size, or the medians (each time on its own) of {@value #REPEATS} of a small one. */
+    static Result medianOf(String backend, long pairs, Path file) throws IOException {
+        if (pairs > REPEATED_UP_TO) {
+            return measure(backend, pairs, file);
+        }
+        long[] create = new long[REPEATS];
+        long[] write = new long[REPEATS];
+        long[] restore = new long[REPEATS];
+        long bytes = 0;
+        for (int i = 0; i < REPEATS; i++) {
+            Result one = measure(backend, pairs, file);
+            create[i] = one.createNanos();
+            write[i] = one.writeNanos();
+            restore[i] = one.restoreNanos();
+            bytes = one.bytes();
+        }
+        return new Result(backend, pairs, median(create), median(write), median(restore), bytes);
+    }
+
+    private static long median(long[] values) {
+        long[] sorted = values.clone();
+        java.util.Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+
     /** Every backend (or the named ones) at every size, warmed up first; prints a line each. */
     public static List<Result> run(List<String> backends, long[] sizes, Path directory) throws IOException {
         List<Result> results = new ArrayList<>();
@@ -126,7 +159,7 @@ public final class SnapshotBench {
             for (String backend : backends) {
                 measure(backend, Math.min(WARM_UP, sizes[0]), file);
                 for (long size : sizes) {
-                    Result result = measure(backend, size, file);
+                    Result result = medianOf(backend, size, file);
                     System.out.println(result.line());
                     results.add(result);
                 }
