@@ -213,9 +213,10 @@ public interface DedupCache extends AutoCloseable {
      *
      * <p>Under load: other threads may create, delete and look up meanwhile, and are not made to
      * wait for the snapshot's I/O. A pair cached for the whole call is in the snapshot exactly once;
-     * a pair created or removed during the call may or may not be. The snapshot takes no reference:
-     * held entries stay held by their holders, and reclaim never waits for a snapshot. Each backend
-     * says how it reads its order.
+     * a pair created or removed during the call may or may not be (one removed and created again
+     * meanwhile may be written twice, once per entry; a restore creates it once). The snapshot
+     * takes no reference: held entries stay held by their holders, and reclaim never waits for a
+     * snapshot. Each backend says how it reads its order.
      *
      * <p>{@code out} is written to but neither flushed beyond its own buffering nor closed. If
      * {@code out} throws, the exception reaches the caller and the cache is unchanged; what was

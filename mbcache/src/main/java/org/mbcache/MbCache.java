@@ -1457,7 +1457,7 @@ public final class MbCache implements DedupCache {
      * {@inheritDoc}
      *
      * <p>The order is the LRU list's, the one reclaim passes walk: oldest first. The walk holds the
-     * LRU lock for at most {@value #SNAPSHOT_CHUNK} entries at a time, copying their key, value and
+     * LRU lock for at most 256 entries at a time, copying their key, value and
      * flags (a volatile read of the state word: no reference is taken), and writes the copies with
      * the lock let go. Lookups, creates and deletes never take that lock; a reclaim pass does (and so
      * a create that runs one synchronously at {@code 2 * maxEntries}), and waits for at most one such
