@@ -26,7 +26,7 @@ public final class SnapshotRecords {
             return (flags & 1) != 0;
         }
 
-        /** The pair alone, flags dropped: {@code key} in the upper 32 bits is not needed, the record is. */
+        /** The pair alone: the same key and value with the flags cleared, for comparing pairs. */
         public Record pair() {
             return new Record(key, value, 0);
         }
