@@ -249,7 +249,10 @@ public interface DedupCache extends AutoCloseable {
      * that was cached before. A pair already cached is left as it is (its flag and place kept) and not
      * counted; it still uses one of the budget. Pairs other threads create meanwhile are theirs: the
      * restore does not reserve room for itself, so reclaim they cause may take older pairs as it
-     * always does. Restored entries start unreferenced, as every new entry does.
+     * always does. Restored entries start unreferenced, as every new entry does. A failure while
+     * the pairs are created (the cache closed meanwhile, an {@link OutOfMemoryError} from
+     * {@link #create}) reaches the caller and leaves the pairs created until then: all of them
+     * pairs of the checked snapshot, none of them in place of a pair cached before.
      *
      * <p>{@code in} is read to its end but not closed.
      *
