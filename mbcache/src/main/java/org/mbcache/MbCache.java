@@ -1,13 +1,18 @@
 package org.mbcache;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Saturating;
+import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
 
 /**
@@ -270,6 +275,12 @@ public final class MbCache implements DedupCache {
         /** Count and flags; see the class comment. Changed only by CAS. */
         private volatile int state;
         /**
+         * The mark of the last snapshot walk that copied this entry (0: none); read and written under
+         * the LRU lock only (see {@link Lru#snapshotChunk}). Costs nothing: the object stays 40 bytes
+         * with compressed references (it fills what was padding).
+         */
+        private int snapshotMark;
+        /**
          * The LRU link: while the entry sits on an append stack, the next older entry of that stack
          * (written by its creator before the CAS that publishes the entry); once drained, the next
          * newer entry of the LRU list (under the LRU lock). Plain: see {@link Lru}.
@@ -401,6 +412,14 @@ public final class MbCache implements DedupCache {
 
         Entry lpLruNext() {
             return lruNext;
+        }
+
+        int lpSnapshotMark() {
+            return snapshotMark;
+        }
+
+        void spSnapshotMark(int mark) {
+            snapshotMark = mark;
         }
 
         void spLruNext(Entry next) {
@@ -1568,6 +1587,90 @@ public final class MbCache implements DedupCache {
         }
         unusedWaiters.wakeAll();
         tornDown = true;
+    }
+
+    /** Entries of the LRU list a snapshot walk looks at per hold of the LRU lock. */
+    static final int SNAPSHOT_CHUNK = 256;
+
+    /** One snapshot walk at a time: the walk's cursor lives in the LRU list ({@link Lru}). */
+    private final ReentrantLock snapshotLock = new ReentrantLock();
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The order is the LRU list's, the one reclaim passes walk: oldest first. The walk holds the
+     * LRU lock for at most 256 entries at a time, copying their key, value and
+     * flags (a volatile read of the state word: no reference is taken), and writes the copies with
+     * the lock let go. Lookups, creates and deletes never take that lock; a reclaim pass does (and so
+     * a create that runs one synchronously at {@code 2 * maxEntries}), and waits for at most one such
+     * chunk. A pass that runs between two chunks moves the walk's cursor with the entries it moves,
+     * so that every entry cached throughout is copied once (the argument is on
+     * {@code Lru.snapshotChunk}); an entry a pass gives a second chance meanwhile is written where
+     * the walk meets it, at its new place. Dead entries (removed, still linked) are skipped. The
+     * referenced flag is written (record flag 2) but not restored. Snapshots of one cache run one
+     * at a time; one started from the stream of another of the same cache, on the same thread, is
+     * an {@link IllegalStateException}.
+     */
+    @Override
+    public long writeSnapshot(OutputStream out) throws IOException {
+        Objects.requireNonNull(out, "out");
+        ensureOpen();
+        if (snapshotLock.isHeldByCurrentThread()) {
+            // From the stream of this cache's own snapshot: a nested walk would move the outer one's cursor.
+            throw new IllegalStateException("writeSnapshot called from within a snapshot of the same cache");
+        }
+        snapshotLock.lock();
+        try {
+            lru.lock.lock();
+            try {
+                ensureOpen();
+                lru.startSnapshot();
+            } finally {
+                lru.lock.unlock();
+            }
+            try {
+                return Snapshots.write(out, this::nextSnapshotChunk);
+            } finally {
+                lru.lock.lock();
+                try {
+                    lru.endSnapshot();
+                } finally {
+                    lru.lock.unlock();
+                }
+            }
+        } finally {
+            snapshotLock.unlock();
+        }
+    }
+
+    /** The snapshot walk's next pairs; 0 once it ran off the tail. */
+    private int nextSnapshotChunk(int[] keys, long[] values, byte[] flags, int from, int max) {
+        for (;;) {
+            lru.lock.lock();
+            try {
+                ensureOpen(); // close() cleared the list: never end a snapshot short as if complete
+                int copied = lru.snapshotChunk(keys, values, flags, from, Math.min(max, SNAPSHOT_CHUNK), SNAPSHOT_CHUNK);
+                if (copied != 0 || lru.snapshotDone()) {
+                    return copied;
+                }
+            } finally {
+                lru.lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created by
+     * {@link #create}, on the calling thread, so they land on the LRU list in the snapshot's order.
+     */
+    @Override
+    public long readSnapshot(InputStream in) throws IOException {
+        Objects.requireNonNull(in, "in");
+        ensureOpen();
+        long budget = maxEntries - size();
+        return Snapshots.read(in, budget, this::create);
     }
 
     /**

@@ -65,6 +65,9 @@ public final class BenchMain {
             case "bursty":
                 BurstyWriter.main(rest);
                 break;
+            case "snapshot":
+                SnapshotBench.main(rest);
+                break;
             case "-h":
             case "--help":
             case "help":

@@ -34,6 +34,15 @@ class FoundShareTest {
     }
 
     @Test
+    void aRestartHalfwayFindsWhatARunWithoutOneFinds() throws Exception {
+        List<FoundShare.Block> blocks = blocks(1, 4, 7, 1, 7, 4, 10, 1, 4, 10, 7);
+        for (String backend : List.of(Backends.MBCACHE, Backends.CAFFEINE)) {
+            assertEquals(FoundShare.found(FoundShare.cache(backend, 0), blocks),
+                    FoundShare.foundWithRestart(backend, blocks, 5), backend);
+        }
+    }
+
+    @Test
     void aResultLineReadsBackAsTheSameResult() {
         FoundShare.Result r = new FoundShare.Result("caffeine", "/x/src.zip", 100, 10, 9, 10);
         assertEquals(r, FoundShare.Result.parse(r.line()));
