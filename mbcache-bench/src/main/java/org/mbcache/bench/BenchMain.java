@@ -15,11 +15,13 @@ import org.mbcache.bench.report.Report;
 import org.mbcache.bench.report.ResultTable;
 import org.mbcache.bench.report.Targets;
 import org.mbcache.bench.report.Tsc;
+import org.mbcache.examples.SharedBlockStore;
 
 /**
  * {@code java -jar mbcache-bench.jar [command]}:
  * <ul>
- *   <li>no argument: the quick comparison ({@link QuickRun}), results in {@code mbcache-bench/results/};</li>
+ *   <li>no argument: the main job ({@link QuickRun}): the headline operations of mbcache against caffeine,
+ *       with how sure each ratio is, results in {@code mbcache-bench/results/};</li>
  *   <li>{@code jmh ARGS...}: JMH itself with ARGS (the full suite: {@code jmh}; {@code jmh -l};
  *       {@code jmh Micro.findFirstHit -f 3 -t 2}); adds {@code -prof gc} and a JSON result file
  *       unless ARGS choose their own, then prints the table;</li>
@@ -28,7 +30,8 @@ import org.mbcache.bench.report.Tsc;
  *   <li>{@code xattr BACKEND [warmMs measureMs]}: xattr-bench for one backend, in this JVM;</li>
  *   <li>{@code flood [BACKEND...] [--sizes N,...] [--budget-ms MS]}: the flood benchmark ({@link Flood}),
  *       one JVM per backend, then its table and targets;</li>
- *   <li>{@code foundshare [SOURCE]}: the real-file found-share ({@link FoundShare}), in this JVM.</li>
+ *   <li>{@code foundshare [SOURCE]}: the real-file found-share ({@link FoundShare}), in this JVM;</li>
+ *   <li>{@code example}: ext4's share-or-write pattern on real bytes ({@link SharedBlockStore}).</li>
  * </ul>
  */
 public final class BenchMain {
@@ -62,6 +65,9 @@ public final class BenchMain {
             case "foundshare":
                 FoundShare.main(rest);
                 break;
+            case "example":
+                SharedBlockStore.main(rest);
+                break;
             case "-h":
             case "--help":
             case "help":
@@ -76,13 +82,14 @@ public final class BenchMain {
 
     static void usage() {
         System.out.println(String.join("\n",
-                "usage: java -jar mbcache-bench.jar               quick comparison (~5 min), results in mbcache-bench/results/",
+                "usage: java -jar mbcache-bench.jar               main job: mbcache vs caffeine, headline operations (~3.5 min)",
                 "       java -jar mbcache-bench.jar jmh [JMH args]  JMH itself: the full suite, or e.g. -l, 'Micro.findFirstHit -f 3 -t 2'",
                 "       java -jar mbcache-bench.jar table FILE.json...  table + targets + chart from JMH JSON",
                 "       java -jar mbcache-bench.jar memory [BACKEND...]  retained bytes per entry (JOL + heap delta)",
                 "       java -jar mbcache-bench.jar xattr BACKEND [warmMs measureMs]",
                 "       java -jar mbcache-bench.jar flood [BACKEND...] [--sizes 65536,1048576] [--budget-ms 3000]",
-                "       java -jar mbcache-bench.jar foundshare [SOURCE.zip|DIR]  duplicates found with the chain cap vs unbounded"));
+                "       java -jar mbcache-bench.jar foundshare [SOURCE.zip|DIR]  duplicates found with the chain cap vs unbounded",
+                "       java -jar mbcache-bench.jar example           ext4's share-or-write pattern: blocks written, shared, cache stats"));
     }
 
     /**
