@@ -82,7 +82,7 @@ public final class BenchMain {
 
     static void usage() {
         System.out.println(String.join("\n",
-                "usage: java -jar mbcache-bench.jar               main job: mbcache vs caffeine, headline operations (~3.5 min)",
+                "usage: java -jar mbcache-bench.jar               main job: mbcache vs caffeine, headline operations (~3 min)",
                 "       java -jar mbcache-bench.jar jmh [JMH args]  JMH itself: the full suite, or e.g. -l, 'Micro.findFirstHit -f 3 -t 2'",
                 "       java -jar mbcache-bench.jar table FILE.json...  table + targets + chart from JMH JSON",
                 "       java -jar mbcache-bench.jar memory [BACKEND...]  retained bytes per entry (JOL + heap delta)",

@@ -227,8 +227,23 @@ final class QuickRun {
         int n = HEADLINES.size();
         double[][][] ns = new double[n][BACKENDS.size()][ROUNDS];
         double[][][] bytes = new double[n][BACKENDS.size()][ROUNDS];
+        for (double[][][] figures : List.of(ns, bytes)) {
+            for (double[][] perBackend : figures) {
+                for (double[] perRound : perBackend) {
+                    Arrays.fill(perRound, Double.NaN); // a round that does not run leaves no figure
+                }
+            }
+        }
         ProgressFormat progress = new ProgressFormat(out, tsc, forks(), start);
+        int roundsRun = 0;
         for (int round = 0; round < ROUNDS; round++) {
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            if (!anotherRoundFits(round, elapsed)) {
+                out.printf(Locale.ROOT, "Stopping after %d rounds: %.0f s so far, another round would end past the %.0f s budget "
+                        + "(the machine is slower or busier than planned).%n", round, elapsed, BUDGET_S);
+                break;
+            }
+            roundsRun++;
             for (int h = 0; h < n; h++) {
                 for (int k = 0; k < BACKENDS.size(); k++) {
                     // which backend goes first alternates, so neither always runs right after a fork start of the other
@@ -245,7 +260,9 @@ final class QuickRun {
             rows.add(new PairedComparison(HEADLINES.get(h).operation(), ns[h][0], ns[h][1], bytes[h][0], bytes[h][1]));
         }
         double wall = (System.nanoTime() - start) / 1e9;
-        String report = QuickReport.markdown(machine, runNote(), rows)
+        String note = runNote() + (roundsRun < ROUNDS ? "; stopped after " + roundsRun + " rounds to stay within the "
+                + Math.round(BUDGET_S) + " s budget" : "");
+        String report = QuickReport.markdown(machine, note, rows)
                 + String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall, plannedSeconds());
         Path json = dir.resolve("main-job.json");
         writeJson(json, machine, rows);
@@ -255,6 +272,22 @@ final class QuickRun {
         out.println("Wrote " + dir.resolve("results.md") + ", " + json);
         return 0;
     }
+
+    /**
+     * Whether round {@code round} (0-based) may start {@code elapsedSeconds} into the job: the first
+     * {@link PairedComparison#MIN_ROUNDS} always run; a later one only if, at the pace of the rounds
+     * so far, it ends within {@link #BUDGET_S} less a margin for the report.
+     */
+    static boolean anotherRoundFits(int round, double elapsedSeconds) {
+        if (round < PairedComparison.MIN_ROUNDS) {
+            return true;
+        }
+        double perRound = elapsedSeconds / round;
+        return elapsedSeconds + perRound <= BUDGET_S - REPORT_MARGIN_S;
+    }
+
+    /** Seconds left at the end for the report and the JVM's exit. */
+    static final double REPORT_MARGIN_S = 5;
 
     /** One fork of a headline on a backend, through JMH's Runner. */
     static ForkScore fork(Headline h, String backend, ProgressFormat progress, PrintStream out) {

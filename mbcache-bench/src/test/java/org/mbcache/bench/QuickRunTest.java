@@ -27,6 +27,15 @@ class QuickRunTest {
     }
 
     @Test
+    void theFirstThreeRoundsAlwaysRunAndALaterOneOnlyIfItEndsWithinTheBudget() {
+        assertTrue(QuickRun.anotherRoundFits(0, 0));
+        assertTrue(QuickRun.anotherRoundFits(2, 1000), "three rounds run however slow the machine is");
+        assertTrue(QuickRun.anotherRoundFits(3, 3 * 34), "at the planned pace all five rounds fit");
+        assertTrue(QuickRun.anotherRoundFits(4, 4 * 34));
+        assertFalse(QuickRun.anotherRoundFits(3, 3 * 60), "a busy machine: a fourth round of 60 s would end past 240 s");
+    }
+
+    @Test
     void everyRowHasAtLeastThreeForksSoThatItsIntervalMeansSomething() {
         assertTrue(QuickRun.ROUNDS >= 3, "rounds: " + QuickRun.ROUNDS);
         assertEquals(QuickRun.ROUNDS * QuickRun.HEADLINES.size() * 2, QuickRun.forks());

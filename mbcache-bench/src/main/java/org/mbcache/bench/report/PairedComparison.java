@@ -45,6 +45,11 @@ public record PairedComparison(String operation, double[] kernelNs, double[] caf
         NOT_CONCLUSIVE
     }
 
+    /** Whether every valid round, though the row is not conclusive, had the kernel port faster (or every one slower). */
+    public boolean sameSideEveryRound() {
+        return rounds() >= MIN_ROUNDS && (low() > 1 || high() < 1);
+    }
+
     /** Copies the arrays; all four have one element per round. */
     public PairedComparison {
         kernelNs = kernelNs.clone();

@@ -90,6 +90,7 @@ public final class QuickReport {
         List<String> faster = new ArrayList<>();
         List<String> slower = new ArrayList<>();
         List<String> open = new ArrayList<>();
+        List<String> unsized = new ArrayList<>();
         for (PairedComparison r : rows) {
             switch (r.verdict()) {
                 case KERNEL_FASTER:
@@ -101,8 +102,12 @@ public final class QuickReport {
                             r.operation(), 1 / r.speedup(), 1 / r.high(), 1 / r.low()));
                     break;
                 default:
-                    open.add(r.operation() + (r.rounds() == 0 ? "" : String.format(Locale.ROOT,
-                            " (%.2f-%.2fx)", r.low(), r.high())));
+                    String range = r.rounds() == 0 ? "" : String.format(Locale.ROOT, " (%.2f-%.2fx)", r.low(), r.high());
+                    if (r.sameSideEveryRound()) {
+                        unsized.add(r.operation() + range + (r.low() > 1 ? ": mbcache faster" : ": mbcache slower"));
+                    } else {
+                        open.add(r.operation() + range);
+                    }
             }
         }
         StringBuilder b = new StringBuilder();
@@ -111,9 +116,14 @@ public final class QuickReport {
                 .append(faster.isEmpty() ? "none of the headline operations" : String.join("; ", faster)).append(".\n");
         b.append("- It is slower at ")
                 .append(slower.isEmpty() ? "none of them" : String.join("; ", slower)).append(".\n");
+        if (!unsized.isEmpty()) {
+            b.append("- Every round agreed on the winner, but not on by how much (the rounds differ by more than ")
+                    .append(String.format(Locale.ROOT, "%.1fx", PairedComparison.MAX_SPREAD)).append("), at ")
+                    .append(String.join("; ", unsized)).append(".\n");
+        }
         b.append("- This run cannot tell the two apart at ")
                 .append(open.isEmpty() ? "none of them" : String.join("; ", open))
-                .append(open.isEmpty() ? ".\n" : ": there, the rounds disagree or the difference is smaller than their spread.\n");
+                .append(open.isEmpty() ? ".\n" : ": the rounds disagree on which is faster, or too few ran.\n");
         b.append("\nThese are single-thread figures from a short run; the full suite (`jmh`) measures every "
                 + "benchmark, backend and thread count for publication.\n");
         return b.toString();

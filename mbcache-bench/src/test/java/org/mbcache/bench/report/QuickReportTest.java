@@ -14,10 +14,12 @@ class QuickReportTest {
             new double[] {20, 20, 21, 19, 20}, BYTES, BYTES);
     static final PairedComparison OPEN = new PairedComparison("miss", new double[] {10, 10, 10, 10, 10},
             new double[] {9, 11, 10, 10.5, 9.5}, BYTES, BYTES);
+    static final PairedComparison UNSIZED = new PairedComparison("create", new double[] {10, 10, 10, 10, 10},
+            new double[] {12, 30, 20, 25, 15}, BYTES, BYTES);
     static final String MACHINE = "Test CPU @ 2.0GHz, 2 CPUs available, OpenJDK 64-Bit Server VM 17 (Linux)";
 
     static String report() {
-        return QuickReport.markdown(MACHINE, "5 forks a row", List.of(FASTER, SLOWER, OPEN));
+        return QuickReport.markdown(MACHINE, "5 forks a row", List.of(FASTER, SLOWER, OPEN, UNSIZED));
     }
 
     @Test
@@ -38,7 +40,11 @@ class QuickReportTest {
         assertTrue(summary.contains(MACHINE), summary);
         assertTrue(summary.contains("faster than the Caffeine backend at hit (2.00x as fast, between 1.90x and 2.20x)"), summary);
         assertTrue(summary.contains("slower at churn (it takes 2.00x the time"), summary);
-        assertTrue(summary.contains("cannot tell the two apart at miss"), summary);
+        assertTrue(summary.contains("cannot tell the two apart at miss (0.90-1.10x): the rounds disagree on which"), summary);
+        assertTrue(summary.contains("agreed on the winner, but not on by how much (the rounds differ by more than 1.5x), "
+                + "at create (1.20-3.00x): mbcache faster"), summary);
+        assertFalse(summary.contains("faster than the Caffeine backend at hit (2.00x as fast, between 1.90x and 2.20x); create"),
+                "a row too wide to size is not counted a win: " + summary);
     }
 
     @Test
