@@ -190,9 +190,13 @@ final class QuickRun {
     /**
      * One fork's figures: the median of its measurement iterations, ns/op, and its allocation, B/op
      * (JMH's {@code gc.alloc.rate.norm}; 0 when JMH left it out, as it does for allocation-free code).
+     *
+     * @param nsPerOp the median of {@code iterationsNs}
+     * @param bytesPerOp the fork's allocation per operation
+     * @param iterationsNs every measurement iteration's ns/op, in order
      */
-    record ForkScore(double nsPerOp, double bytesPerOp) {
-        static final ForkScore FAILED = new ForkScore(Double.NaN, Double.NaN);
+    record ForkScore(double nsPerOp, double bytesPerOp, double[] iterationsNs) {
+        static final ForkScore FAILED = new ForkScore(Double.NaN, Double.NaN, new double[0]);
 
         /** The score of the single fork in JMH's results of one run; {@link #FAILED} if there is none. */
         static ForkScore of(Collection<RunResult> results) {
@@ -204,7 +208,7 @@ final class QuickRun {
                             .toArray();
                     Result<?> norm = fork.getSecondaryResults().get(JmhResults.ALLOC_NORM);
                     double bytes = norm == null || Double.isNaN(norm.getScore()) ? 0 : norm.getScore();
-                    return new ForkScore(PairedComparison.median(iterations), bytes);
+                    return new ForkScore(PairedComparison.median(iterations), bytes, iterations);
                 }
             }
             return FAILED;
@@ -227,6 +231,7 @@ final class QuickRun {
         int n = HEADLINES.size();
         double[][][] ns = new double[n][BACKENDS.size()][ROUNDS];
         double[][][] bytes = new double[n][BACKENDS.size()][ROUNDS];
+        double[][][][] iterations = new double[n][BACKENDS.size()][ROUNDS][0];
         for (double[][][] figures : List.of(ns, bytes)) {
             for (double[][] perBackend : figures) {
                 for (double[] perRound : perBackend) {
@@ -250,6 +255,7 @@ final class QuickRun {
                     int b = round % 2 == 0 ? k : BACKENDS.size() - 1 - k;
                     ForkScore score = fork(HEADLINES.get(h), BACKENDS.get(b), progress, out);
                     ns[h][b][round] = score.nsPerOp();
+                    iterations[h][b][round] = score.iterationsNs();
                     bytes[h][b][round] = score.bytesPerOp();
                 }
             }
@@ -265,7 +271,7 @@ final class QuickRun {
         String report = QuickReport.markdown(machine, note, rows)
                 + String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall, plannedSeconds());
         Path json = dir.resolve("main-job.json");
-        writeJson(json, machine, rows);
+        writeJson(json, machine, rows, iterations);
         Files.writeString(dir.resolve("results.md"), report, StandardCharsets.UTF_8);
         out.println();
         out.println(report);
@@ -299,10 +305,15 @@ final class QuickRun {
         }
     }
 
-    /** Every fork's figures and each row's result, as JSON, for a later comparison of two runs. */
-    static void writeJson(Path file, String machine, List<PairedComparison> rows) throws IOException {
+    /**
+     * Every fork's figures and each row's result, as JSON, for a later comparison of two runs.
+     *
+     * @param iterations per headline, backend and round: the fork's measurement iterations, ns/op
+     */
+    static void writeJson(Path file, String machine, List<PairedComparison> rows, double[][][][] iterations) throws IOException {
         List<Map<String, Object>> out = new ArrayList<>();
-        for (PairedComparison r : rows) {
+        for (int h = 0; h < rows.size(); h++) {
+            PairedComparison r = rows.get(h);
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("operation", r.operation());
             m.put("speedup", r.speedup());
@@ -314,6 +325,8 @@ final class QuickRun {
             m.put("caffeineNsPerRound", r.caffeineNs());
             m.put("mbcacheBytesPerRound", r.kernelBytes());
             m.put("caffeineBytesPerRound", r.caffeineBytes());
+            m.put("mbcacheIterationsNsPerRound", iterations[h][0]);
+            m.put("caffeineIterationsNsPerRound", iterations[h][1]);
             out.add(m);
         }
         Map<String, Object> root = new LinkedHashMap<>();
