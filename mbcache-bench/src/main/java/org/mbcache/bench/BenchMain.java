@@ -12,6 +12,7 @@ import org.mbcache.bench.report.JmhResults;
 import org.mbcache.bench.report.Measured;
 import org.mbcache.bench.report.RatioChart;
 import org.mbcache.bench.report.Report;
+import org.mbcache.bench.report.RunAgreement;
 import org.mbcache.bench.report.ResultTable;
 import org.mbcache.bench.report.Targets;
 import org.mbcache.bench.report.Tsc;
@@ -31,7 +32,8 @@ import org.mbcache.examples.SharedBlockStore;
  *   <li>{@code flood [BACKEND...] [--sizes N,...] [--budget-ms MS]}: the flood benchmark ({@link Flood}),
  *       one JVM per backend, then its table and targets;</li>
  *   <li>{@code foundshare [SOURCE]}: the real-file found-share ({@link FoundShare}), in this JVM;</li>
- *   <li>{@code example}: ext4's share-or-write pattern on real bytes ({@link SharedBlockStore}).</li>
+ *   <li>{@code example}: ext4's share-or-write pattern on real bytes ({@link SharedBlockStore});</li>
+ *   <li>{@code compare FIRST.json SECOND.json}: whether two main-job runs ({@code main-job.json}) agree.</li>
  * </ul>
  */
 public final class BenchMain {
@@ -68,6 +70,9 @@ public final class BenchMain {
             case "example":
                 SharedBlockStore.main(rest);
                 break;
+            case "compare":
+                compare(rest);
+                break;
             case "-h":
             case "--help":
             case "help":
@@ -89,7 +94,8 @@ public final class BenchMain {
                 "       java -jar mbcache-bench.jar xattr BACKEND [warmMs measureMs]",
                 "       java -jar mbcache-bench.jar flood [BACKEND...] [--sizes 65536,1048576] [--budget-ms 3000]",
                 "       java -jar mbcache-bench.jar foundshare [SOURCE.zip|DIR]  duplicates found with the chain cap vs unbounded",
-                "       java -jar mbcache-bench.jar example           ext4's share-or-write pattern: blocks written, shared, cache stats"));
+                "       java -jar mbcache-bench.jar example           ext4's share-or-write pattern: blocks written, shared, cache stats",
+                "       java -jar mbcache-bench.jar compare FIRST.json SECOND.json  do two main-job runs (main-job.json) agree?"));
     }
 
     /**
@@ -133,6 +139,16 @@ public final class BenchMain {
         Files.writeString(resultsDir().resolve("flood.md"), report, StandardCharsets.UTF_8);
         System.out.println(report);
         System.out.println("Wrote " + resultsDir().resolve("flood.md"));
+    }
+
+    /** Prints how far two main-job runs agree, speed-up by speed-up. */
+    static void compare(String[] files) throws Exception {
+        if (files.length != 2) {
+            System.err.println("compare: give two main-job.json files");
+            System.exit(2);
+        }
+        System.out.print(RunAgreement.markdown(RunAgreement.pairs(
+                RunAgreement.speedups(Path.of(files[0])), RunAgreement.speedups(Path.of(files[1])))));
     }
 
     private static final Set<String> INFO = Set.of("-l", "-lp", "-lprof", "-lrf", "-h", "--help", "-help");

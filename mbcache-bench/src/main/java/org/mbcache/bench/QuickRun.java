@@ -215,6 +215,12 @@ final class QuickRun {
         }
     }
 
+    /**
+     * Runs the main job: prints the plan, a line per fork, then the report, and writes
+     * {@code results.md} and {@code main-job.json} to {@code dir}.
+     *
+     * @return the exit status: 0
+     */
     static int run(Path dir, PrintStream out) throws IOException {
         long start = System.nanoTime();
         Files.createDirectories(dir);
@@ -251,7 +257,7 @@ final class QuickRun {
             roundsRun++;
             for (int h = 0; h < n; h++) {
                 for (int k = 0; k < BACKENDS.size(); k++) {
-                    // which backend goes first alternates, so neither always runs right after a fork start of the other
+                    // which backend goes first alternates, so that neither always runs first in its pair
                     int b = round % 2 == 0 ? k : BACKENDS.size() - 1 - k;
                     ForkScore score = fork(HEADLINES.get(h), BACKENDS.get(b), progress, out);
                     ns[h][b][round] = score.nsPerOp();
