@@ -226,6 +226,7 @@ final class QuickRun {
         Files.createDirectories(dir);
         Tsc tsc = Tsc.detect();
         String machine = Report.machine();
+        String loadAtStart = Report.loadAverage();
         out.println("mbcache-bench main job: mbcache (the kernel port) against caffeine (CaffeineDedupCache)");
         out.println("Machine: " + machine);
         out.println("Plan: " + runNote());
@@ -273,7 +274,8 @@ final class QuickRun {
         }
         double wall = (System.nanoTime() - start) / 1e9;
         String note = runNote() + (roundsRun < ROUNDS ? "; stopped after " + roundsRun + " rounds to stay within the "
-                + Math.round(BUDGET_S) + " s budget" : "");
+                + Math.round(BUDGET_S) + " s budget" : "") + "; load average (1 min) " + loadAtStart + " at the start, "
+                + Report.loadAverage() + " at the end, on " + Runtime.getRuntime().availableProcessors() + " CPUs";
         String report = QuickReport.markdown(machine, note, rows)
                 + String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall, plannedSeconds());
         Path json = dir.resolve("main-job.json");

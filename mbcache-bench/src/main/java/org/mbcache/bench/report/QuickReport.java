@@ -124,6 +124,10 @@ public final class QuickReport {
         b.append("- This run cannot tell the two apart at ")
                 .append(open.isEmpty() ? "none of them" : String.join("; ", open))
                 .append(open.isEmpty() ? ".\n" : ": the rounds disagree on which is faster, or too few ran.\n");
+        if (faster.isEmpty() && slower.isEmpty() && !rows.isEmpty()) {
+            b.append("\nNo operation gave a conclusive result: the rounds disagree too much. A busy machine does this "
+                    + "(a load average above the CPU count in the run line); run it again when the machine is quiet.\n");
+        }
         b.append("\nThese are single-thread figures from a short run; the full suite (`jmh`) measures every "
                 + "benchmark, backend and thread count for publication.\n");
         return b.toString();

@@ -48,6 +48,13 @@ class QuickReportTest {
     }
 
     @Test
+    void aRunWithoutAConclusiveRowSaysSoAndPointsAtTheMachine() {
+        String summary = QuickReport.summary(MACHINE, List.of(OPEN, UNSIZED));
+        assertTrue(summary.contains("No operation gave a conclusive result"), summary);
+        assertFalse(QuickReport.summary(MACHINE, List.of(FASTER, OPEN)).contains("No operation gave"));
+    }
+
+    @Test
     void theTableSaysHowTheIntervalIsComputedAndWhenARowIsNotConclusive() {
         String t = QuickReport.table(List.of(FASTER));
         assertTrue(t.contains("distribution-free confidence interval"), t);
