@@ -248,11 +248,14 @@ final class QuickRun {
         }
         ProgressFormat progress = new ProgressFormat(out, tsc, forks(), start);
         int roundsRun = 0;
+        String stoppedBecause = "";
+        rounds:
         for (int round = 0; round < ROUNDS; round++) {
             double elapsed = (System.nanoTime() - start) / 1e9;
             if (!anotherRoundFits(round, elapsed)) {
                 out.printf(Locale.ROOT, "Stopping after %d rounds: %.0f s so far, another round would end past the %.0f s budget "
                         + "(the machine is slower or busier than planned).%n", round, elapsed, BUDGET_S);
+                stoppedBecause = "; stopped after " + round + " rounds to stay within the " + Math.round(BUDGET_S) + " s budget";
                 break;
             }
             roundsRun++;
@@ -260,7 +263,15 @@ final class QuickRun {
                 for (int k = 0; k < BACKENDS.size(); k++) {
                     // which backend goes first alternates, so that neither always runs first in its pair
                     int b = round % 2 == 0 ? k : BACKENDS.size() - 1 - k;
-                    ForkScore score = fork(HEADLINES.get(h), BACKENDS.get(b), progress, out);
+                    ForkScore score;
+                    try {
+                        score = fork(HEADLINES.get(h), BACKENDS.get(b), progress, out);
+                    } catch (OtherJmhRunning e) {
+                        out.println(e.getMessage());
+                        stoppedBecause = "; stopped in round " + (round + 1) + ": another JMH run started on this machine";
+                        roundsRun--;
+                        break rounds;
+                    }
                     ns[h][b][round] = score.nsPerOp();
                     iterations[h][b][round] = score.iterationsNs();
                     bytes[h][b][round] = score.bytesPerOp();
@@ -268,13 +279,16 @@ final class QuickRun {
             }
         }
 
+        if (roundsRun <= 0) {
+            out.println("No round ran: nothing to report.");
+            return 1;
+        }
         List<PairedComparison> rows = new ArrayList<>();
         for (int h = 0; h < n; h++) {
             rows.add(new PairedComparison(HEADLINES.get(h).operation(), ns[h][0], ns[h][1], bytes[h][0], bytes[h][1]));
         }
         double wall = (System.nanoTime() - start) / 1e9;
-        String note = runNote() + (roundsRun < ROUNDS ? "; stopped after " + roundsRun + " rounds to stay within the "
-                + Math.round(BUDGET_S) + " s budget" : "") + "; load average (1 min) " + loadAtStart + " at the start, "
+        String note = runNote() + stoppedBecause + "; load average (1 min) " + loadAtStart + " at the start, "
                 + Report.loadAverage() + " at the end, on " + Runtime.getRuntime().availableProcessors() + " CPUs";
         String report = QuickReport.markdown(machine, note, rows)
                 + String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall, plannedSeconds());
@@ -303,11 +317,34 @@ final class QuickRun {
     /** Seconds left at the end for the report and the JVM's exit. */
     static final double REPORT_MARGIN_S = 5;
 
-    /** One fork of a headline on a backend, through JMH's Runner. */
-    static ForkScore fork(Headline h, String backend, ProgressFormat progress, PrintStream out) {
+    /**
+     * Another JMH run holds JMH's lock: its load would swamp the comparison, so the job stops
+     * instead of waiting or running beside it.
+     */
+    static final class OtherJmhRunning extends Exception {
+        OtherJmhRunning(String jmhMessage) {
+            super("Another JMH run is in progress on this machine (" + jmhMessage.strip()
+                    + "): stopping; run the main job again when it has finished.");
+        }
+    }
+
+    /** Whether JMH refused to start because another JMH run holds its lock. */
+    static boolean isJmhLockHeld(String message) {
+        return message != null && message.contains("Unable to acquire the JMH lock");
+    }
+
+    /**
+     * One fork of a headline on a backend, through JMH's Runner.
+     *
+     * @throws OtherJmhRunning if another JMH run holds JMH's lock
+     */
+    static ForkScore fork(Headline h, String backend, ProgressFormat progress, PrintStream out) throws OtherJmhRunning {
         try {
             return ForkScore.of(new Runner(options(h, backend), progress).run());
         } catch (RunnerException e) {
+            if (isJmhLockHeld(e.getMessage())) {
+                throw new OtherJmhRunning(e.getMessage());
+            }
             out.println("  fork failed: " + e.getMessage());
             return ForkScore.FAILED;
         }

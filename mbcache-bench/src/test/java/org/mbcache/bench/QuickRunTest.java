@@ -35,6 +35,14 @@ class QuickRunTest {
     }
 
     @Test
+    void jmhsRefusalBecauseAnotherRunHoldsItsLockIsRecognised() {
+        assertTrue(QuickRun.isJmhLockHeld("ERROR: Another JMH instance might be running. Unable to acquire the JMH lock "
+                + "(/tmp/jmh.lock), exiting. Use -Djmh.ignoreLock=true to forcefully continue."));
+        assertFalse(QuickRun.isJmhLockHeld("Benchmark had encountered error, and fail on error was requested"));
+        assertFalse(QuickRun.isJmhLockHeld(null));
+    }
+
+    @Test
     void everyRowHasAtLeastThreeForksSoThatItsIntervalMeansSomething() {
         assertTrue(QuickRun.ROUNDS >= 3, "rounds: " + QuickRun.ROUNDS);
         assertEquals(QuickRun.ROUNDS * QuickRun.HEADLINES.size() * 2, QuickRun.forks());
