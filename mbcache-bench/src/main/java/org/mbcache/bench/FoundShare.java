@@ -21,7 +21,6 @@ import java.util.zip.ZipFile;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
 import org.mbcache.MbCache;
-import org.mbcache.bench.ResultLine.Field;
 import org.mbcache.caffeine.CaffeineDedupCache;
 
 /**
@@ -66,14 +65,8 @@ public final class FoundShare {
             return foundUnbounded == 0 ? Double.NaN : (double) foundCapped / foundUnbounded;
         }
 
-        /**
-         * The line: {@code FOUNDSHARE}, the backend, the counts, then the source with underscores
-         * for spaces (so that it is one field; it reads back with the underscores).
-         */
-        private static final ResultLine<Result> LINE = ResultLine.positional(Result.class, "FOUNDSHARE",
-                Field.of("backend"), Field.of("blocks"), Field.of("duplicates"),
-                Field.of("foundCapped"), Field.of("foundUnbounded"),
-                new Field("source", source -> source.toString().replace(' ', '_')));
+        /** The line: {@code FOUNDSHARE} and the record as JSON. */
+        private static final ResultLine<Result> LINE = ResultLine.of(Result.class, "FOUNDSHARE");
 
         /** The line the child JVM prints. */
         public String line() {

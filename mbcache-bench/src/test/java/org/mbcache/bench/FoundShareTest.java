@@ -49,8 +49,9 @@ class FoundShareTest {
     }
 
     @Test
-    void aFoundShareLineIsTheTagThenTheCountsThenTheSourceWithUnderscoresForSpaces() {
-        assertEquals("FOUNDSHARE caffeine 100 10 9 10 /x/my_src.zip",
+    void aFoundShareLineIsTheTagThenTheRecordAsJsonWithTheSourceWhole() {
+        assertEquals("FOUNDSHARE {\"backend\":\"caffeine\",\"source\":\"/x/my src.zip\",\"blocks\":100,\"duplicates\":10,"
+                        + "\"foundCapped\":9,\"foundUnbounded\":10}",
                 new FoundShare.Result("caffeine", "/x/my src.zip", 100, 10, 9, 10).line());
     }
 
