@@ -225,8 +225,12 @@ public interface DedupCache extends AutoCloseable {
      * @param out where the snapshot goes
      * @return the number of pairs written
      * @throws IOException if {@code out} throws
+     * @throws java.io.InterruptedIOException if the thread is interrupted while the call waits for
+     *     another snapshot of the cache, in a backend that runs one at a time (the kernel port); the
+     *     thread's interrupt status is set again, nothing was written
      * @throws NullPointerException if {@code out} is null
-     * @throws IllegalStateException if the cache is closed (also when it is closed during the call)
+     * @throws IllegalStateException if the cache is closed (also when it is closed during the call,
+     *     or while it waits for another snapshot)
      */
     long writeSnapshot(OutputStream out) throws IOException;
 
@@ -239,8 +243,10 @@ public interface DedupCache extends AutoCloseable {
      * pair count and checksums, the end of the stream) before the first pair is created, so a
      * snapshot that fails any check is a {@link SnapshotFormatException} and creates nothing. No
      * length read from the stream sizes an allocation beyond one block (53,256 bytes); the pairs
-     * to be created are held in their blocks until then, 13 bytes each, at most as many as the
-     * budget below.
+     * to be created are held until then, 13 bytes each, at most as many as the budget below (in
+     * all at most {@code 13 * budget} bytes and about 213 KB more, whatever the snapshot's block
+     * sizes). Each block is copied out of the array handed to {@code in} before it is checked, so
+     * a stream that keeps that array and writes to it later cannot change what is created.
      *
      * <p>Then the pairs are created oldest first, as {@link #create} would. The budget is
      * {@code maxEntries - size()}, read once before the stream is read: when the snapshot holds more
@@ -249,7 +255,11 @@ public interface DedupCache extends AutoCloseable {
      * that was cached before. A pair already cached is left as it is (its flag and place kept) and not
      * counted; it still uses one of the budget. Pairs other threads create meanwhile are theirs: the
      * restore does not reserve room for itself, so reclaim they cause may take older pairs as it
-     * always does. Restored entries start unreferenced, as every new entry does. A failure while
+     * always does. The restore never reclaims for the chain cap either: a pair whose chain is at
+     * the cap (the kernel port's bucket chain; Caffeine's backend: the key's values nobody holds)
+     * is skipped, neither created nor counted, so that the cap evicts no pair cached before the
+     * restore and none the restore created. Restored entries start unreferenced, as every new
+     * entry does. A failure while
      * the pairs are created (the cache closed meanwhile, an {@link OutOfMemoryError} from
      * {@link #create}) reaches the caller and leaves the pairs created until then: all of them
      * pairs of the checked snapshot, none of them in place of a pair cached before.
@@ -258,7 +268,7 @@ public interface DedupCache extends AutoCloseable {
      *
      * @param in the snapshot
      * @return the number of pairs this call created (not counting pairs that were already cached,
-     *     nor pairs left out for the budget)
+     *     nor pairs left out for the budget, nor pairs skipped at the chain cap)
      * @throws SnapshotFormatException if the bytes are not a snapshot this library reads, or fail a
      *     check; nothing was created
      * @throws IOException if {@code in} throws; nothing was created
@@ -279,7 +289,9 @@ public interface DedupCache extends AutoCloseable {
      * @param file the target file
      * @return the number of pairs written
      * @throws IOException if the file cannot be written, forced or moved (also when the file system
-     *     cannot move atomically: {@link java.nio.file.AtomicMoveNotSupportedException})
+     *     cannot move atomically: {@link java.nio.file.AtomicMoveNotSupportedException}), or
+     *     {@code file} has no parent directory (a root: a {@link java.nio.file.FileSystemException}
+     *     naming it)
      * @throws NullPointerException if {@code file} is null
      * @throws IllegalStateException if the cache is closed
      */

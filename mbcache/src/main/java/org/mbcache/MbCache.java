@@ -2,6 +2,7 @@ package org.mbcache;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -964,6 +965,62 @@ public final class MbCache implements DedupCache {
         return capOutcome;
     }
 
+    /** What {@link #restoreUnlessCached} answers for a chain at the cap: nothing created. */
+    private static final long CHAIN_FULL = -2;
+
+    /**
+     * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims for the
+     * chain cap. A pair whose chain is at the cap is skipped (false, as for a pair already cached),
+     * so that a restore evicts no pair, neither one cached before it nor one it created. Whatever the
+     * strategy, the entry is allocated first and one critical section checks the chain, the
+     * requests of concurrent request-list creates and the cap, and hashes; no request is published,
+     * so no concurrent create is refused for a pair this one then skips.
+     */
+    private boolean createForRestore(int key, long value, boolean reusable) {
+        ensureOpen();
+        reclaimIfLarge();
+        int bucket = buckets.bucketOf(key);
+        if (buckets.versionWithout(bucket, key, value) == Buckets.CONTAINED) {
+            statistics.add(DUPLICATES_REFUSED, 1);
+            return false;
+        }
+        Entry entry = new Entry(this, key, value, reusable);
+        long outcome = restoreUnlessCached(bucket, entry);
+        if (outcome == ALREADY_CACHED) {
+            statistics.add(DUPLICATES_REFUSED, 1);
+            return false;
+        }
+        if (outcome == CHAIN_FULL) {
+            return false;
+        }
+        publishCreated(entry, outcome);
+        return true;
+    }
+
+    /**
+     * {@link #createForRestore}'s critical section.
+     *
+     * @return {@link #ALREADY_CACHED} (cached or requested), {@link #CHAIN_FULL}, or 0: hashed
+     */
+    private long restoreUnlessCached(int bucket, Entry entry) {
+        buckets.lock(bucket);
+        try {
+            if (buckets.hasRequest(bucket, entry.key, entry.value)
+                    || buckets.indexOf(bucket, entry.key, entry.value) >= 0) {
+                return ALREADY_CACHED;
+            }
+            if (closed) {
+                throw closedWhileCreating();
+            }
+            if (buckets.length(bucket) >= chainCap) {
+                return CHAIN_FULL;
+            }
+            return hashNewest(bucket, entry); // 0: below the cap, nothing reclaimed
+        } finally {
+            buckets.unlock(bucket);
+        }
+    }
+
     /** The contract's answer to a create that {@code close()} overtook. */
     private static IllegalStateException closedWhileCreating() {
         return new IllegalStateException("cache is closed");
@@ -1610,6 +1667,11 @@ public final class MbCache implements DedupCache {
      * referenced flag is written (record flag 2) but not restored. Snapshots of one cache run one
      * at a time; one started from the stream of another of the same cache, on the same thread, is
      * an {@link IllegalStateException}.
+     *
+     * <p>A call that finds another snapshot of this cache running waits for it, and stops waiting
+     * when the cache is closed ({@link IllegalStateException}, within 50 ms) or the thread is
+     * interrupted: then it throws {@link InterruptedIOException} with the thread's interrupt status
+     * set again, having written nothing.
      */
     @Override
     public long writeSnapshot(OutputStream out) throws IOException {
@@ -1619,7 +1681,7 @@ public final class MbCache implements DedupCache {
             // From the stream of this cache's own snapshot: a nested walk would move the outer one's cursor.
             throw new IllegalStateException("writeSnapshot called from within a snapshot of the same cache");
         }
-        snapshotLock.lock();
+        lockSnapshots();
         try {
             lru.lock.lock();
             try {
@@ -1643,6 +1705,31 @@ public final class MbCache implements DedupCache {
         }
     }
 
+    /** How often a snapshot waiting for another one looks whether the cache was closed. */
+    static final long SNAPSHOT_WAIT_POLL_MS = 50;
+
+    /**
+     * Takes {@link #snapshotLock}: at once if it is free, else waiting in slices of
+     * {@value #SNAPSHOT_WAIT_POLL_MS} ms, each ended early by an interrupt, between which a
+     * closed cache ends the wait. Holds the lock on return only.
+     */
+    private void lockSnapshots() throws InterruptedIOException {
+        if (snapshotLock.tryLock()) {
+            return;
+        }
+        try {
+            while (!snapshotLock.tryLock(SNAPSHOT_WAIT_POLL_MS, TimeUnit.MILLISECONDS)) {
+                ensureOpen();
+            }
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            InterruptedIOException thrown =
+                    new InterruptedIOException("interrupted while waiting for another snapshot of this cache");
+            thrown.initCause(interrupted);
+            throw thrown;
+        }
+    }
+
     /** The snapshot walk's next pairs; 0 once it ran off the tail. */
     private int nextSnapshotChunk(int[] keys, long[] values, byte[] flags, int from, int max) {
         for (;;) {
@@ -1662,15 +1749,17 @@ public final class MbCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created by
-     * {@link #create}, on the calling thread, so they land on the LRU list in the snapshot's order.
+     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created as by
+     * {@link #create}, on the calling thread, so they land on the LRU list in the snapshot's order,
+     * except that a restore never reclaims for the {@linkplain #chainCap() chain cap}: a pair whose
+     * chain is at the cap is skipped and not counted.
      */
     @Override
     public long readSnapshot(InputStream in) throws IOException {
         Objects.requireNonNull(in, "in");
         ensureOpen();
         long budget = maxEntries - size();
-        return Snapshots.read(in, budget, this::create);
+        return Snapshots.read(in, budget, this::createForRestore);
     }
 
     /**

@@ -78,6 +78,91 @@ class SnapshotFormatTest {
     }
 
     @Test
+    void aSnapshotOfOneRecordBlocksRestoresEveryPair() throws IOException {
+        int pairs = 3 * 4096 + 5;
+        assertEquals(pairs, cache.readSnapshot(new ByteArrayInputStream(SnapshotBytes.of(pairs, 1))));
+        for (int i = 0; i < pairs; i++) {
+            assertTrue(Pairs.isCached(cache, i, 1000 + i), "pair " + i + " missing");
+        }
+        assertEquals(pairs + 1, cache.size());
+    }
+
+    @Test
+    void aSnapshotOfOneRecordBlocksLargerThanTheBudgetRestoresItsNewest() throws IOException {
+        try (MbCache small = MbCache.builder().bucketBits(8).maxEntries(6000).executor(Runnable::run).build()) {
+            small.create(-1, -1, true);
+            int pairs = 10_000;
+            assertEquals(5999, small.readSnapshot(new ByteArrayInputStream(SnapshotBytes.of(pairs, 1))));
+            assertTrue(Pairs.isCached(small, -1, -1));
+            for (int i = 0; i < pairs; i++) {
+                assertEquals(i >= pairs - 5999, Pairs.isCached(small, i, 1000 + i), "pair " + i);
+            }
+        }
+    }
+
+    @Test
+    void blocksThatStraddleTheReadersChunksRestoreAndAreChecked() throws IOException {
+        int perBlock = 4095; // the reader keeps records in chunks of 4,096: every block but the first straddles two
+        byte[] snapshot = SnapshotBytes.of(3 * perBlock, perBlock);
+        int secondBlock = SnapshotBytes.FIRST_BLOCK + 4 + perBlock * 13 + 4;
+        for (int record : new int[] {0, 1, perBlock - 1}) { // in the first chunk, then in the second
+            byte[] flipped = snapshot.clone();
+            flipped[secondBlock + 4 + record * 13 + 5] ^= 4;
+            assertMentions(refused(flipped), "block checksum mismatch");
+        }
+        byte[] flagged = snapshot.clone();
+        flagged[secondBlock + 4 + 1 * 13 + 12] |= 0x10;
+        SnapshotBytes.fixBlock(flagged, secondBlock);
+        SnapshotBytes.fixTrailer(flagged);
+        SnapshotFormatException refusal = refused(flagged);
+        assertMentions(refusal, "unknown record flag bits 0x10 in record 1");
+        assertEquals(secondBlock + 4 + 13 + 12, refusal.offset());
+
+        assertEquals(3 * perBlock, cache.readSnapshot(new ByteArrayInputStream(snapshot)));
+        for (int i = 0; i < 3 * perBlock; i++) {
+            assertTrue(Pairs.isCached(cache, i, 1000 + i), "pair " + i + " missing");
+        }
+    }
+
+    /**
+     * A stream that keeps every array the reader hands it, and overwrites all of them with
+     * {@code 0x66} before each later read and at the end of the stream.
+     */
+    private static InputStream scribblingOverItsReadersArrays(byte[] snapshot) {
+        return new ByteArrayInputStream(snapshot) {
+            private final java.util.List<byte[]> kept = new java.util.ArrayList<>();
+
+            private void scribble() {
+                kept.forEach(array -> Arrays.fill(array, (byte) 0x66));
+            }
+
+            @Override
+            public synchronized int read(byte[] bytes, int offset, int length) {
+                scribble();
+                kept.add(bytes);
+                return super.read(bytes, offset, length);
+            }
+
+            @Override
+            public synchronized int read() {
+                scribble();
+                return super.read();
+            }
+        };
+    }
+
+    @Test
+    void aStreamThatKeepsTheReadersArrayCannotChangeCheckedPairs() throws IOException {
+        byte[] snapshot = SnapshotBytes.of(3, 1);
+        assertEquals(3, cache.readSnapshot(scribblingOverItsReadersArrays(snapshot)));
+        for (int i = 0; i < 3; i++) {
+            assertTrue(Pairs.isCached(cache, i, 1000 + i), "pair " + i + " of the snapshot missing");
+        }
+        assertFalse(Pairs.isCached(cache, 0x66666666, 0x6666666666666666L), "a pair the stream forged was created");
+        assertEquals(4, cache.size());
+    }
+
+    @Test
     void anEmptyStreamIsRefused() {
         SnapshotFormatException refusal = refused(new byte[0]);
         assertEquals(0, refusal.offset());
@@ -151,7 +236,9 @@ class SnapshotFormatTest {
     void aFlippedBitInTheHeaderIsRefused() {
         byte[] snapshot = SnapshotBytes.of(10, 4);
         snapshot[10] ^= 0x10;
-        assertMentions(refused(snapshot), "header checksum mismatch");
+        SnapshotFormatException refusal = refused(snapshot);
+        assertEquals(0, refusal.offset(), "a checksum mismatch is reported where the bytes it covers start");
+        assertMentions(refusal, "header checksum mismatch");
     }
 
     @Test
@@ -207,7 +294,22 @@ class SnapshotFormatTest {
         snapshot[SnapshotBytes.FIRST_BLOCK + 4 + 12] |= 0x40;
         SnapshotBytes.fixBlock(snapshot, SnapshotBytes.FIRST_BLOCK);
         SnapshotBytes.fixTrailer(snapshot);
-        assertMentions(refused(snapshot), "unknown record flag bits 0x40 in record 0");
+        SnapshotFormatException refusal = refused(snapshot);
+        assertMentions(refusal, "unknown record flag bits 0x40 in record 0");
+        assertEquals(SnapshotBytes.FIRST_BLOCK + 4 + 12, refusal.offset(), "not the offset of the flags byte");
+    }
+
+    @Test
+    void anUnknownRecordFlagIsReportedAtItsFlagsByte() {
+        byte[] snapshot = SnapshotBytes.of(10, 4);
+        int secondBlock = SnapshotBytes.FIRST_BLOCK + 4 + 4 * 13 + 4;
+        int flagsByte = secondBlock + 4 + 2 * 13 + 12;
+        snapshot[flagsByte] |= (byte) 0x80;
+        SnapshotBytes.fixBlock(snapshot, secondBlock);
+        SnapshotBytes.fixTrailer(snapshot);
+        SnapshotFormatException refusal = refused(snapshot);
+        assertMentions(refusal, "unknown record flag bits 0x80 in record 2");
+        assertEquals(flagsByte, refusal.offset());
     }
 
     @Test
@@ -217,7 +319,7 @@ class SnapshotFormatTest {
         ByteBuffer.wrap(snapshot).putLong(trailer + 4, 11);
         SnapshotBytes.fixTrailer(snapshot);
         SnapshotFormatException refusal = refused(snapshot);
-        assertEquals(trailer, refusal.offset());
+        assertEquals(trailer + 4, refusal.offset(), "not the offset of the pair count");
         assertMentions(refusal, "trailer pair count 11 disagrees with the 10 records of the blocks");
     }
 
@@ -239,7 +341,9 @@ class SnapshotFormatTest {
         int trailer = SnapshotBytes.trailer(cut);
         ByteBuffer.wrap(cut).putLong(trailer + 4, 8);
         ByteBuffer.wrap(cut).putInt(trailer + 16, SnapshotBytes.crc(cut, trailer, 16)); // blocks checksum kept
-        assertMentions(refused(cut), "blocks checksum mismatch");
+        SnapshotFormatException refusal = refused(cut);
+        assertMentions(refusal, "blocks checksum mismatch");
+        assertEquals(SnapshotBytes.FIRST_BLOCK, refusal.offset(), "not where the blocks it covers start");
     }
 
     @Test

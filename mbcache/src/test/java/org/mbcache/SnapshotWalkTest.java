@@ -7,9 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.mbcache.contract.Pairs;
@@ -130,5 +136,94 @@ class SnapshotWalkTest {
         }
         ByteArrayOutputStream out = runningAfterTheFirstBlock(cache::close);
         assertThrows(IllegalStateException.class, () -> cache.writeSnapshot(out));
+    }
+
+    /** Whether the second writer's thread had its interrupt status set when its call ended. */
+    private volatile boolean secondWriterInterrupted;
+
+    /**
+     * Starts a snapshot whose stream blocks in its first write, then a second snapshot on another
+     * thread, which waits for the first; once it waits, runs {@code stop} on that thread, and
+     * returns what the second snapshot threw within 5 s (null if it returned).
+     */
+    private Throwable secondSnapshotAfter(Consumer<Thread> stop) throws Exception {
+        for (int i = 0; i < 100; i++) {
+            cache.create(i, i, true);
+        }
+        CountDownLatch writing = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        OutputStream stuck = new OutputStream() {
+            @Override
+            public void write(int b) {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] bytes, int offset, int length) {
+                writing.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        Thread first = daemon("stuck-snapshot-writer", () -> {
+            try {
+                cache.writeSnapshot(stuck);
+            } catch (IOException | RuntimeException expected) {
+                // closed meanwhile
+            }
+        });
+        try {
+            assertTrue(writing.await(10, TimeUnit.SECONDS), "the first snapshot never wrote");
+            CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+            Thread second = daemon("waiting-snapshot-writer", () -> {
+                Throwable thrown = null;
+                try {
+                    cache.writeSnapshot(OutputStream.nullOutputStream());
+                } catch (Throwable t) {
+                    thrown = t;
+                }
+                secondWriterInterrupted = Thread.currentThread().isInterrupted();
+                outcome.complete(thrown);
+            });
+            awaitWaiting(second);
+            stop.accept(second);
+            return outcome.get(5, TimeUnit.SECONDS);
+        } finally {
+            release.countDown();
+            first.join(10_000);
+        }
+    }
+
+    private static Thread daemon(String name, Runnable body) {
+        Thread thread = new Thread(body, name);
+        thread.setDaemon(true);
+        thread.start();
+        return thread;
+    }
+
+    @Test
+    void aSnapshotWaitingForAnotherStopsWhenTheCacheIsClosed() throws Exception {
+        Throwable thrown = secondSnapshotAfter(waiting -> cache.close());
+        assertTrue(thrown instanceof IllegalStateException, "after close: " + thrown);
+        assertEquals("cache is closed", thrown.getMessage());
+    }
+
+    @Test
+    void aSnapshotWaitingForAnotherAnswersAnInterruptWithInterruptedIoException() throws Exception {
+        Throwable thrown = secondSnapshotAfter(Thread::interrupt);
+        assertTrue(thrown instanceof InterruptedIOException, "after interrupt: " + thrown);
+        assertTrue(secondWriterInterrupted, "the interrupt status was not restored");
+    }
+
+    /** Waits until {@code thread} waits (for the snapshot lock), at most 10 s. */
+    private static void awaitWaiting(Thread thread) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (thread.getState() != Thread.State.WAITING && thread.getState() != Thread.State.TIMED_WAITING) {
+            assertTrue(System.nanoTime() < deadline, "the second snapshot never waited: " + thread.getState());
+            Thread.sleep(5);
+        }
     }
 }

@@ -919,6 +919,16 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     @Override
     public boolean create(int key, long value, boolean reusable) {
+        return create(key, value, reusable, true);
+    }
+
+    /**
+     * {@link #create}, or with {@code reclaimForCap} false a restore's create
+     * ({@link #readSnapshot}): one that never reclaims for the chain cap, but skips its pair
+     * (returning false, counted nowhere) when the key already has {@code chainCap} values nobody
+     * holds, so that a restore evicts no pair through the cap.
+     */
+    private boolean create(int key, long value, boolean reusable, boolean reclaimForCap) {
         ensureOpen();
         Integer boxedKey = key;
         Entry[] group = currentGroup(boxedKey);
@@ -928,7 +938,7 @@ public final class CaffeineDedupCache implements DedupCache {
         }
         Entry entry = new Entry(this, boxedKey, value, reusable);
         if (!(group == null && insertFirst(boxedKey, entry))) {
-            Insert insert = new Insert(entry);
+            Insert insert = new Insert(entry, reclaimForCap);
             try {
                 groupMap.compute(boxedKey, insert);
             } finally { // counted after the compute, even one Caffeine failed after the insert
@@ -940,7 +950,9 @@ public final class CaffeineDedupCache implements DedupCache {
                 statistics.add(CHAIN_CAP_RECLAIMS, insert.capReclaimed);
             }
             if (!insert.inserted) {
-                statistics.add(DUPLICATES_REFUSED, 1);
+                if (!insert.chainFull) {
+                    statistics.add(DUPLICATES_REFUSED, 1);
+                }
                 return false;
             }
         }
@@ -1075,13 +1087,18 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     private final class Insert implements BiFunction<Integer, Entry[], Entry[]> {
         private final Entry entry;
+        /** False for a restore's create: at the cap it leaves the group as it is instead. */
+        private final boolean reclaimForCap;
         boolean inserted;
+        /** Whether it left the group as it was because the cap was reached and it may not reclaim. */
+        boolean chainFull;
         int capReclaimed;
         /** Whether the group it returned has more than one entry (counted in siblingGroupsCreated). */
         boolean leftSiblings;
 
-        Insert(Entry entry) {
+        Insert(Entry entry, boolean reclaimForCap) {
             this.entry = entry;
+            this.reclaimForCap = reclaimForCap;
         }
 
         @Override
@@ -1099,6 +1116,10 @@ public final class CaffeineDedupCache implements DedupCache {
                 if (sibling.count() == 1) {
                     unheld++;
                 }
+            }
+            if (!reclaimForCap && unheld >= chainCap) {
+                chainFull = true;
+                return group;
             }
             Entry[] result = withoutOldestUnheld(group, unheld + 1 - chainCap, entry);
             capReclaimed = group.length + 1 - result.length;
@@ -1636,14 +1657,17 @@ public final class CaffeineDedupCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created by
-     * {@link #create} on the calling thread, in the snapshot's order.
+     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created as by
+     * {@link #create} on the calling thread, in the snapshot's order, except that a restore never
+     * reclaims for the chain cap: a pair whose key already has {@code chainCap} values nobody holds
+     * is skipped and not counted.
      */
     @Override
     public long readSnapshot(InputStream in) throws IOException {
         Objects.requireNonNull(in, "in");
         ensureOpen();
-        return Snapshots.read(in, maxEntries - entryCount.get(), this::create);
+        return Snapshots.read(in, maxEntries - entryCount.get(),
+                (key, value, reusable) -> create(key, value, reusable, false));
     }
 
     /**

@@ -10,6 +10,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -31,10 +32,10 @@ import org.mbcache.SnapshotFormatException;
  * trailer's own CRC32C); then the end of the stream.
  *
  * <p>Reading is all or nothing and bounded: no length read from the stream sizes an allocation
- * beyond one block ({@value #MAX_BLOCK_BYTES} bytes, checked before it is allocated); verified
- * blocks are kept, up to the restore's budget of pairs (the newest, whole blocks dropped from the
- * oldest end as newer ones arrive), and created only once the trailer and the end of the stream
- * have been checked. So a stream that fails any check creates nothing.
+ * beyond one block ({@value #MAX_BLOCK_BYTES} bytes, checked before it is read); verified
+ * records are kept 13 bytes each, up to the restore's budget of pairs (the newest, whole chunks
+ * dropped from the oldest end as newer ones arrive), and created only once the trailer and the end
+ * of the stream have been checked. So a stream that fails any check creates nothing.
  */
 public final class Snapshots {
 
@@ -187,6 +188,14 @@ public final class Snapshots {
      * those first. Creates nothing unless every check passed, the end of the stream included.
      * Does not close {@code in}.
      *
+     * <p>Memory: one landing buffer of a block's maximum, which is the only array handed to
+     * {@code in}; each block is copied out of it before it is checked, so bytes the stream changes
+     * later (it may keep the array) are never checked or created. The checked records are kept 13
+     * bytes each in chunks of {@value #MAX_RECORDS_PER_BLOCK} records, only the newest
+     * {@code budget} of them (whole chunks dropped from the oldest end): at most
+     * {@code 13 * min(budget, pairs)} bytes plus three chunks and the landing buffer (212,996 bytes),
+     * whatever the sizes of the blocks.
+     *
      * @param in the snapshot
      * @param budget the most pairs to keep (the newest); zero or less keeps none but still checks
      * @param sink where the kept pairs are created
@@ -197,9 +206,9 @@ public final class Snapshots {
     public static long read(InputStream in, long budget, PairSink sink) throws IOException {
         Objects.requireNonNull(in, "in");
         Reader reader = new Reader(in);
-        ArrayDeque<byte[]> kept = new ArrayDeque<>();
-        long keptPairs = 0;
-        int firstSkip = 0; // records of the oldest kept block that fall outside the budget
+        Kept kept = new Kept();
+        byte[] word = new byte[4]; // a block's count and checksum as checked, never handed to the stream
+        CRC32C crc = new CRC32C();
 
         reader.header();
         CRC32C blocksCrc = new CRC32C();
@@ -214,32 +223,30 @@ public final class Snapshots {
                 throw new SnapshotFormatException("block record count " + Integer.toUnsignedString(n)
                         + " outside 1.." + MAX_RECORDS_PER_BLOCK, blockAt);
             }
-            byte[] block = new byte[4 + n * RECORD_BYTES + 4]; // at most MAX_BLOCK_BYTES, checked above
-            INT.set(block, 0, n);
-            reader.readFully(block, 4, block.length - 4, "block of " + n + " records");
-            CRC32C crc = reader.crc;
+            int recordBytes = n * RECORD_BYTES; // at most MAX_BLOCK_BYTES - 8, checked above
+            byte[] landing = reader.read(recordBytes + 4, "block of " + n + " records");
+            int checksum = (int) INT.get(landing, recordBytes);
+            kept.append(landing, n);
+            INT.set(word, 0, n);
             crc.reset();
-            crc.update(block, 0, block.length - 4);
-            if ((int) crc.getValue() != (int) INT.get(block, block.length - 4)) {
+            crc.update(word, 0, 4);
+            kept.updateLast(crc, n);
+            if ((int) crc.getValue() != checksum) {
                 throw new SnapshotFormatException("block checksum mismatch (block of " + n + " records)", blockAt);
             }
-            for (int i = 0, at = 4 + 12; i < n; i++, at += RECORD_BYTES) {
-                if ((block[at] & ~RECORD_FLAGS_KNOWN) != 0) {
-                    throw new SnapshotFormatException("unknown record flag bits 0x"
-                            + Integer.toHexString(block[at] & 0xFF & ~RECORD_FLAGS_KNOWN) + " in record " + i, at - 12 + blockAt);
-                }
+            int unknown = kept.firstUnknownFlags(n, RECORD_FLAGS_KNOWN);
+            if (unknown >= 0) {
+                long flagAt = blockAt + 4 + (long) unknown * RECORD_BYTES + 12;
+                throw new SnapshotFormatException("unknown record flag bits 0x"
+                        + Integer.toHexString(kept.flagsOfLast(n, unknown) & ~RECORD_FLAGS_KNOWN)
+                        + " in record " + unknown, flagAt);
             }
-            blocksCrc.update(block, 0, block.length);
+            blocksCrc.update(word, 0, 4);
+            kept.updateLast(blocksCrc, n);
+            INT.set(word, 0, checksum);
+            blocksCrc.update(word, 0, 4);
             pairs += n;
-            if (budget > 0) {
-                kept.addLast(block);
-                keptPairs += n;
-                // Drop whole oldest blocks while the rest still fills the budget; skip into the first.
-                while (keptPairs - recordsOf(kept.peekFirst()) >= budget) {
-                    keptPairs -= recordsOf(kept.pollFirst());
-                }
-                firstSkip = (int) Math.max(0, keptPairs - budget);
-            }
+            kept.trim(budget);
         }
         long trailerAt = reader.offset - 4;
         long count = reader.readLong("trailer pair count");
@@ -249,56 +256,151 @@ public final class Snapshots {
         INT.set(trailer, 0, 0);
         LONG.set(trailer, 4, count);
         INT.set(trailer, 12, blocksChecksum);
-        reader.crc.reset();
-        reader.crc.update(trailer, 0, 16);
-        if ((int) reader.crc.getValue() != trailerChecksum) {
+        crc.reset();
+        crc.update(trailer, 0, 16);
+        if ((int) crc.getValue() != trailerChecksum) {
             throw new SnapshotFormatException("trailer checksum mismatch", trailerAt);
         }
         if (count != pairs) {
             throw new SnapshotFormatException("trailer pair count " + Long.toUnsignedString(count)
-                    + " disagrees with the " + pairs + " records of the blocks", trailerAt);
+                    + " disagrees with the " + pairs + " records of the blocks", trailerAt + 4);
         }
         if ((int) blocksCrc.getValue() != blocksChecksum) {
             throw new SnapshotFormatException("blocks checksum mismatch (a block missing, repeated or reordered)",
-                    trailerAt);
+                    HEADER_BYTES);
         }
         if (in.read() != -1) {
             throw new SnapshotFormatException("bytes after the trailer", reader.offset);
         }
-
-        long created = 0;
-        int skip = firstSkip;
-        for (byte[] block : kept) {
-            created += createAll(block, skip, sink);
-            skip = 0;
-        }
-        return created;
+        return kept.createNewest(budget, sink);
     }
 
     /**
-     * Creates the records of a verified block from index {@code from}; returns how many the sink
-     * created. A method of its own, small, so that the JIT compiles the loop with the sink inlined.
+     * The checked records, 13 bytes each as in a block, in chunks of {@value #MAX_RECORDS_PER_BLOCK}
+     * records: the oldest chunk first, the last one filled up to {@link #lastFill}. A block of at most
+     * that many records spans at most the last two chunks. Arrays here are never handed to the stream.
      */
-    private static int createAll(byte[] block, int from, PairSink sink) {
-        int n = recordsOf(block);
+    private static final class Kept {
+        static final int CHUNK_RECORDS = MAX_RECORDS_PER_BLOCK;
+        final ArrayDeque<byte[]> chunks = new ArrayDeque<>();
+        /** The newest chunk, and the one before it (null if none): where the newest block lies. */
+        byte[] last;
+        byte[] previous;
+        /** Records in the last chunk. */
+        int lastFill = CHUNK_RECORDS;
+        /** Records in all chunks. */
+        long records;
+        /** A chunk dropped by {@link #trim}, used again for the next one. */
+        byte[] spare;
+
+        /** Copies the first {@code n} records of {@code from} after the last one kept. */
+        void append(byte[] from, int n) {
+            int copied = 0;
+            while (copied < n) {
+                if (lastFill == CHUNK_RECORDS) {
+                    byte[] chunk = spare != null ? spare : new byte[CHUNK_RECORDS * RECORD_BYTES];
+                    chunks.addLast(chunk);
+                    spare = null;
+                    previous = last;
+                    last = chunk;
+                    lastFill = 0;
+                }
+                int now = Math.min(n - copied, CHUNK_RECORDS - lastFill);
+                System.arraycopy(from, copied * RECORD_BYTES, last, lastFill * RECORD_BYTES, now * RECORD_BYTES);
+                lastFill += now;
+                copied += now;
+                records += now;
+            }
+        }
+
+        /** Feeds the bytes of the last {@code n} records to {@code crc}, oldest first. */
+        void updateLast(CRC32C crc, int n) {
+            if (n > lastFill) {
+                int before = n - lastFill;
+                crc.update(previous, (CHUNK_RECORDS - before) * RECORD_BYTES, before * RECORD_BYTES);
+                crc.update(last, 0, lastFill * RECORD_BYTES);
+            } else {
+                crc.update(last, (lastFill - n) * RECORD_BYTES, n * RECORD_BYTES);
+            }
+        }
+
+        /** The flags byte of record {@code i} of the last {@code n} records. */
+        int flagsOfLast(int n, int i) {
+            int fromEnd = n - i; // 1 for the newest record
+            return fromEnd <= lastFill
+                    ? last[(lastFill - fromEnd) * RECORD_BYTES + 12] & 0xFF
+                    : previous[(CHUNK_RECORDS - (fromEnd - lastFill)) * RECORD_BYTES + 12] & 0xFF;
+        }
+
+        /** The index among the last {@code n} records of the first with a flag bit outside {@code known}, or -1. */
+        int firstUnknownFlags(int n, int known) {
+            for (int i = 0; i < n; i++) {
+                if ((flagsOfLast(n, i) & ~known) != 0) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** Drops whole oldest chunks while the others still hold {@code budget} records. */
+        void trim(long budget) {
+            previous = null;
+            while (!chunks.isEmpty()) {
+                int oldest = chunks.size() == 1 ? lastFill : CHUNK_RECORDS;
+                if (records - oldest < budget) {
+                    return;
+                }
+                spare = chunks.pollFirst();
+                records -= oldest;
+                if (chunks.isEmpty()) {
+                    last = null;
+                    lastFill = CHUNK_RECORDS;
+                }
+            }
+        }
+
+        /** Creates the newest {@code budget} records, oldest first; returns how many the sink created. */
+        long createNewest(long budget, PairSink sink) {
+            if (budget <= 0) {
+                return 0;
+            }
+            long skip = Math.max(0, records - budget);
+            long created = 0;
+            int remaining = chunks.size();
+            for (byte[] chunk : chunks) {
+                int filled = --remaining == 0 ? lastFill : CHUNK_RECORDS;
+                int from = (int) Math.min(skip, filled);
+                skip -= from;
+                created += createAll(chunk, from, filled, sink);
+            }
+            return created;
+        }
+    }
+
+    /**
+     * Creates records {@code from} to {@code to} of a chunk; returns how many the sink created. A
+     * method of its own, small, so that the JIT compiles the loop with the sink inlined.
+     */
+    private static int createAll(byte[] chunk, int from, int to, PairSink sink) {
         int created = 0;
-        for (int i = from, at = 4 + from * RECORD_BYTES; i < n; i++, at += RECORD_BYTES) {
-            if (sink.create((int) INT.get(block, at), (long) LONG.get(block, at + 4),
-                    (block[at + 12] & RECORD_REUSABLE) != 0)) {
+        for (int at = from * RECORD_BYTES, end = to * RECORD_BYTES; at < end; at += RECORD_BYTES) {
+            if (sink.create((int) INT.get(chunk, at), (long) LONG.get(chunk, at + 4),
+                    (chunk[at + 12] & RECORD_REUSABLE) != 0)) {
                 created++;
             }
         }
         return created;
     }
 
-    private static int recordsOf(byte[] block) {
-        return (int) INT.get(block, 0);
-    }
-
-    /** Exact reads that count their offset and turn an early end into a format error. */
+    /**
+     * Exact reads that count their offset and turn an early end into a format error. Every read
+     * goes into {@link #landing}, the one array handed to the stream; what is checked is copied out
+     * of it first (a field into a local, a block's records into {@link Kept}).
+     */
     private static final class Reader {
         final InputStream in;
-        final byte[] scratch = new byte[HEADER_BYTES];
+        final byte[] landing = new byte[MAX_BLOCK_BYTES - 4];
+        final byte[] header = new byte[HEADER_BYTES];
         final CRC32C crc = new CRC32C();
         long offset;
 
@@ -306,8 +408,9 @@ public final class Snapshots {
             this.in = in;
         }
 
-        void readFully(byte[] into, int from, int length, String what) throws IOException {
-            int got = in.readNBytes(into, from, length);
+        /** Reads {@code length} bytes, at most a block's records and checksum, into the landing buffer. */
+        byte[] read(int length, String what) throws IOException {
+            int got = in.readNBytes(landing, 0, length);
             if (got != length) {
                 long at = offset;
                 offset += got;
@@ -315,20 +418,20 @@ public final class Snapshots {
                         + (offset == 0 ? "is empty" : "ended after " + got), at);
             }
             offset += length;
+            return landing;
         }
 
         int readInt(String what) throws IOException {
-            readFully(scratch, 0, 4, what);
-            return (int) INT.get(scratch, 0);
+            return (int) INT.get(read(4, what), 0);
         }
 
         long readLong(String what) throws IOException {
-            readFully(scratch, 0, 8, what);
-            return (long) LONG.get(scratch, 0);
+            return (long) LONG.get(read(8, what), 0);
         }
 
         void header() throws IOException {
-            readFully(scratch, 0, HEADER_BYTES, "header");
+            System.arraycopy(read(HEADER_BYTES, "header"), 0, header, 0, HEADER_BYTES);
+            byte[] scratch = header;
             if ((long) LONG.get(scratch, 0) != MAGIC) {
                 throw new SnapshotFormatException("bad magic: not an mbcache snapshot", 0);
             }
@@ -342,7 +445,7 @@ public final class Snapshots {
             // header may be laid out differently, and must be reported as newer, not as damaged.
             crc.update(scratch, 0, 12);
             if ((int) crc.getValue() != (int) INT.get(scratch, 12)) {
-                throw new SnapshotFormatException("header checksum mismatch", 12);
+                throw new SnapshotFormatException("header checksum mismatch", 0);
             }
             int flags = (short) SHORT.get(scratch, 10) & 0xFFFF;
             if (flags != 0) {
@@ -359,12 +462,17 @@ public final class Snapshots {
      * @param file the target
      * @param writer writes the snapshot to a stream, returning the pair count
      * @return what {@code writer} returned
-     * @throws IOException if writing, forcing or moving fails
+     * @throws IOException if writing, forcing or moving fails, or {@code file} has no parent
+     *     directory (a root: a {@link FileSystemException} naming it)
      */
     public static long writeFile(Path file, StreamWriter writer) throws IOException {
         Objects.requireNonNull(file, "file");
         Path target = file.toAbsolutePath();
         Path directory = target.getParent();
+        if (directory == null || target.getFileName() == null) {
+            throw new FileSystemException(target.toString(), null,
+                    "not a file a snapshot can be written to: it has no parent directory");
+        }
         Path temporary = Files.createTempFile(directory, "." + target.getFileName() + ".", ".tmp");
         boolean moved = false;
         try {

@@ -33,7 +33,10 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
+import org.mbcache.MbCache;
+import org.mbcache.caffeine.CaffeineDedupCache;
 import org.mbcache.contract.SnapshotRecords.Record;
+import org.mbcache.internal.Snapshots;
 import org.mbcache.testing.Backend;
 
 /**
@@ -205,6 +208,51 @@ class SnapshotContractTest {
         }
     }
 
+    /** The chain cap of {@code target}: per bucket in the kernel port, per key in Caffeine's backend. */
+    private static int chainCapOf(DedupCache target) {
+        if (target instanceof MbCache kernelPort) {
+            return kernelPort.chainCap();
+        }
+        return ((CaffeineDedupCache) target).chainCap();
+    }
+
+    /** A valid snapshot of {@code count} pairs, all under {@code key}, values from {@code firstValue} up. */
+    private static byte[] oneKeySnapshot(int key, long firstValue, int count) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        long[] next = {firstValue};
+        Snapshots.write(out, (keys, values, flags, from, max) -> {
+            int n = (int) Math.min(max, firstValue + count - next[0]);
+            for (int i = 0; i < n; i++) {
+                keys[from + i] = key;
+                values[from + i] = next[0]++;
+                flags[from + i] = Snapshots.RECORD_REUSABLE;
+            }
+            return n;
+        });
+        return out.toByteArray();
+    }
+
+    @Test
+    void readSnapshotOfManyValuesUnderOneKeyEvictsNoPairThroughTheChainCap() throws IOException {
+        int cap = chainCapOf(cache);
+        assertTrue(cache.create(7, 1, true));
+        assertTrue(cache.create(7, 2, false));
+        int offered = cap + 50;
+        long created = restore(cache, oneKeySnapshot(7, 1000, offered));
+        assertTrue(Pairs.isCached(cache, 7, 1), "a pair cached before the restore was evicted");
+        assertTrue(Pairs.isCached(cache, 7, 2), "a pair cached before the restore was evicted");
+        assertEquals(0, cache.stats().chainCapReclaims(), "the restore reclaimed for the chain cap");
+        int cached = 0;
+        for (int i = 0; i < offered; i++) {
+            if (Pairs.isCached(cache, 7, 1000 + i)) {
+                cached++;
+            }
+        }
+        assertEquals(cached, created, "the count includes pairs that are not cached");
+        assertEquals(cap - 2, created, "the restore stops at the cap");
+        assertEquals(cap, cache.size());
+    }
+
     @Test
     void readSnapshotIntoAFullCacheCreatesNothing() throws IOException {
         fill(cache, 50);
@@ -350,6 +398,13 @@ class SnapshotContractTest {
         try (Stream<Path> listed = Files.list(directory)) {
             assertEquals(List.of(file), listed.toList());
         }
+    }
+
+    @Test
+    void writeSnapshotToARootIsAnIoExceptionNamingIt() {
+        Path root = Path.of("/").toAbsolutePath().getRoot();
+        IOException thrown = assertThrows(IOException.class, () -> cache.writeSnapshot(root));
+        assertTrue(thrown.getMessage().contains(root.toString()), thrown.getMessage());
     }
 
     @Test
