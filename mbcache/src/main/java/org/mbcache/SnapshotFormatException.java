@@ -30,8 +30,11 @@ public final class SnapshotFormatException extends IOException {
     }
 
     /**
-     * Where the fault was found: the offset, from the first byte of the snapshot, of the field or
-     * block that failed its check (for a truncated snapshot, where the missing bytes should start).
+     * Where the fault was found: the offset, from the first byte of the snapshot, of the field that
+     * failed its check (an unknown record flag: the record's flags byte), or for a checksum that
+     * disagrees, of the bytes it covers (the header, a block, the trailer; for the blocks checksum,
+     * the first block); for a truncated snapshot, where the read that came short started. The
+     * table is in {@code docs/snapshot-format.md}.
      *
      * @return the byte offset, not negative
      */
