@@ -6,7 +6,6 @@ import static org.mbcache.stress.Keys.KEY;
 import static org.mbcache.stress.Keys.VALUE;
 
 import org.mbcache.CacheEntry;
-import org.mbcache.HotEntries;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressMeta;
@@ -44,12 +43,7 @@ public final class HotHitVsClaim {
 
         Race() {
             super(Backend.MBCACHE_REQUEST_LIST);
-            cache.create(KEY, VALUE, true);
-            CacheEntry entry = cache.get(KEY, VALUE);
-            if (!HotEntries.makeHot(entry)) {
-                throw new IllegalStateException("setup: the entry did not switch to hot mode");
-            }
-            cache.release(entry);
+            createHot(KEY, VALUE);
         }
 
         void hit(IIII_Result r) {

@@ -2,12 +2,7 @@ package org.mbcache.stress;
 
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
-import static org.mbcache.stress.Keys.KEY;
-import static org.mbcache.stress.Keys.VALUE;
 
-import java.util.concurrent.TimeUnit;
-import org.mbcache.CacheEntry;
-import org.mbcache.HotEntries;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -31,51 +26,28 @@ import org.mbcache.testing.Backend;
 @Outcome(id = "0, .*", expect = FORBIDDEN, desc = "Lost wake-up: the waiter timed out although the user released the entry.")
 @Outcome(expect = FORBIDDEN, desc = "Any other combination: the wait failed, or the retry could not delete the unused entry.")
 @State
-public class HotReleaseVsWaitUnused extends CacheRace {
-    final CacheEntry usersReference;
-    final CacheEntry deletersReference;
+public class HotReleaseVsWaitUnused extends WaitUnusedVsRelease.Race {
 
     /** A cached pair, hot, held by a user and by the deleter (deleteOrGet handed it over). */
     public HotReleaseVsWaitUnused() {
-        super(Backend.MBCACHE_REQUEST_LIST);
-        cache.create(KEY, VALUE, true);
-        CacheEntry entry = cache.get(KEY, VALUE);
-        if (!HotEntries.makeHot(entry)) {
-            throw new IllegalStateException("setup: the entry did not switch to hot mode");
-        }
-        cache.release(entry);
-        usersReference = cache.get(KEY, VALUE);
-        deletersReference = cache.deleteOrGet(KEY, VALUE);
-        if (usersReference == null || deletersReference == null) {
-            throw new IllegalStateException("setup: deleteOrGet must hand back an entry a user holds");
-        }
+        super(Backend.MBCACHE_REQUEST_LIST, true);
     }
 
     /** The user is done with the entry. */
     @Actor
     public void user(III_Result r) {
-        cache.release(usersReference);
+        release();
     }
 
     /** The deleter waits, bounded, until only the cache and itself hold the entry. */
     @Actor
     public void deleter(III_Result r) {
-        try {
-            r.r1 = cache.waitUnused(deletersReference, WaitUnusedVsRelease.WAIT_SECONDS, TimeUnit.SECONDS) ? 1 : 0;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            r.r1 = -1;
-        }
+        await(r);
     }
 
     /** Releases, retries the delete as ext4 does, counts the entries and closes the cache. */
     @Arbiter
     public void check(III_Result r) {
-        cache.release(deletersReference);
-        CacheEntry again = cache.deleteOrGet(KEY, VALUE);
-        r.r2 = again == null ? 1 : 0;
-        releaseIfHeld(again);
-        r.r3 = size();
-        cache.close();
+        settle(r);
     }
 }
