@@ -161,6 +161,13 @@ public final class MbCache implements DedupCache {
      * hit and cost every claim a scan. At 2 threads the medians of 6 forks show hits no slower than
      * at 1.
      *
+     * That holds for uniform keys. When every thread hits one entry (ext4's zero block, a shared
+     * ACL), the state word's line moves on every hit, so such an entry switches to hot mode once its
+     * acquire CAS keeps failing: callers' references then go to per-stripe cells of its own, and the
+     * exact decisions (claims, waitUnused, the over-release check) freeze the word and sum the cells.
+     * Entry's class comment has the protocol and its argument; at most Entry.MAX_HOT_ENTRIES entries
+     * of a cache are hot, and cold entries keep the protocol above, unchanged.
+     *
      * Memory ordering, by structure. Chain arrays, request lists and the LRU list are plain fields
      * guarded by a lock (bucket bit or LRU lock); optimistic reads of chains are validated as
      * described in Buckets. The entry state word is changed outside bucket locks (release, touch,
