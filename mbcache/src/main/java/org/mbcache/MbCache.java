@@ -268,9 +268,13 @@ public final class MbCache implements DedupCache {
      *
      * <h2>Hot mode</h2>
      *
-     * An entry whose acquire CAS failed {@value #HOT_SWITCH_FAILURES} times in one call (another
-     * thread wrote the word in between, twice) switches to hot mode, for the rest of its life (a
-     * {@code percpu_ref} that never goes back to atomic mode until it dies). A hot entry has
+     * An entry whose acquire or release CAS keeps failing (another thread wrote the word in
+     * between) switches to hot mode, for the rest of its life (a {@code percpu_ref} that never goes
+     * back to atomic mode until it dies). "Keeps failing" is a vote: every failed CAS is noted on
+     * the cache ({@link MbCache#noteContention}), and an acquire whose CAS failed switches once its
+     * entry has won {@value #HOT_SWITCH_VOTES} more votes than the other entries noted in its slot;
+     * a CAS failure alone is no sign (two threads meet on an entry by chance with uniform keys too),
+     * and a contended hit's CAS fails only now and then, though every one of its hits moves the line. A hot entry has
      * {@link #hotCells}: one {@code long} counter per stripe ({@link StripedStatistics#stripeOf},
      * {@value #CELL_STRIDE} longs, 128 bytes, apart). Invariant of a live hot entry:
      *
@@ -376,8 +380,8 @@ public final class MbCache implements DedupCache {
         /** Callers' references are counted in {@link #hotCells} too; see the class comment. */
         static final int HOT = 1 << 31;
 
-        /** Acquire CAS failures within one {@link #tryAcquire} that switch the entry to hot mode. */
-        static final int HOT_SWITCH_FAILURES = 2;
+        /** Net contention votes ({@link MbCache#noteContention}) that switch an entry to hot mode. */
+        static final int HOT_SWITCH_VOTES = 4;
         /** How many entries of one cache may be hot at once. */
         static final int MAX_HOT_ENTRIES = 16;
         /** Longs from one stripe's cell to the next: 128 bytes, apart also for the adjacent-line prefetcher. */
@@ -452,7 +456,6 @@ public final class MbCache implements DedupCache {
          * @return {@code false} if the entry is dead
          */
         boolean tryAcquire() {
-            int failures = 0;
             for (;;) {
                 int s = lvState();
                 if ((s & HOT) != 0) {
@@ -468,7 +471,7 @@ public final class MbCache implements DedupCache {
                 if (casState(s, s + 1)) {
                     return true;
                 }
-                if (++failures == HOT_SWITCH_FAILURES && switchToHot(1)) {
+                if (cache != null && cache.noteContention(this) && switchToHot(1)) {
                     return true;
                 }
             }
@@ -644,6 +647,9 @@ public final class MbCache implements DedupCache {
                 }
                 if (casState(s, s - 1)) {
                     return (s & WAITERS) != 0 && count(s - 1) <= 2;
+                }
+                if (cache != null) {
+                    cache.noteContention(this);
                 }
             }
         }
@@ -1616,6 +1622,41 @@ public final class MbCache implements DedupCache {
             // which also sets the bit again for whoever still waits.
             unusedWaiters.wake(entry);
         }
+    }
+
+    /** Slots of {@link #noteContention}'s vote, a power of two. */
+    private static final int CONTENTION_SLOTS = 4;
+    /** Per slot, the entry the contention vote favours (racy on purpose: see noteContention). */
+    private final Entry[] contendedEntries = new Entry[CONTENTION_SLOTS];
+    /** Per slot, the favoured entry's net votes. */
+    private final int[] contentionVotes = new int[CONTENTION_SLOTS];
+
+    /**
+     * Notes a failed CAS on an entry's state word, and answers whether the entry has been contended
+     * often enough to switch to hot mode ({@link Entry}). A majority vote (Boyer-Moore) per slot, the
+     * slot picked by the key: a failure on the favoured entry adds a vote, one on another entry takes
+     * one away, and an entry takes over a slot with no votes left. An entry that most failures hit
+     * gets to {@link Entry#HOT_SWITCH_VOTES} quickly; entries that meet by chance (uniform keys)
+     * cancel each other out. Plain fields, racy on purpose: a lost or torn vote only moves a
+     * switch, which is correct whenever it happens; failures are rare except on a contended
+     * entry, which stops failing once hot.
+     *
+     * @return whether the entry has {@link Entry#HOT_SWITCH_VOTES} votes or more
+     */
+    boolean noteContention(Entry entry) {
+        int slot = (entry.key * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(CONTENTION_SLOTS));
+        int votes = contentionVotes[slot];
+        if (contendedEntries[slot] == entry) {
+            contentionVotes[slot] = votes + 1;
+            return votes + 1 >= Entry.HOT_SWITCH_VOTES;
+        }
+        if (votes > 0) {
+            contentionVotes[slot] = votes - 1;
+        } else {
+            contendedEntries[slot] = entry;
+            contentionVotes[slot] = 1;
+        }
+        return false;
     }
 
     /** Takes a place in the hot-entry budget for an entry switching to hot mode; {@code false} if none is left. */
