@@ -691,7 +691,7 @@ final class Buckets {
             while (i < words[b][LENGTH] && words[b][LENGTH] >= cap) {
                 Entry entry = entries[b][i];
                 if (pass == 0 && entry.hasFlag(Entry.REFERENCED)) {
-                    if (Entry.count(entry.lvState()) == 1) {
+                    if (!entry.heldByAnyCaller()) {
                         entry.setFlag(Entry.REFERENCED, false);
                     }
                     i++;

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Saturating;
@@ -167,6 +168,13 @@ public final class MbCache implements DedupCache {
      * hit and cost every claim a scan. At 2 threads the medians of 6 forks show hits no slower than
      * at 1.
      *
+     * That holds for uniform keys. When every thread hits one entry (ext4's zero block, a shared
+     * ACL), the state word's line moves on every hit, so such an entry switches to hot mode once its
+     * acquire CAS keeps failing: callers' references then go to per-stripe cells of its own, and the
+     * exact decisions (claims, waitUnused, the over-release check) freeze the word and sum the cells.
+     * Entry's class comment has the protocol and its argument; at most Entry.MAX_HOT_ENTRIES entries
+     * of a cache are hot, and cold entries keep the protocol above, unchanged.
+     *
      * Memory ordering, by structure. Chain arrays, request lists and the LRU list are plain fields
      * guarded by a lock (bucket bit or LRU lock); optimistic reads of chains are validated as
      * described in Buckets. The entry state word is changed outside bucket locks (release, touch,
@@ -250,21 +258,154 @@ public final class MbCache implements DedupCache {
      * One cache entry (kernel {@code struct mb_cache_entry}) and the reference-counting protocol on
      * its state word.
      *
-     * <p>State word layout: bits 0-27 the reference count; bit 28 {@link #REFERENCED}; bit 29
-     * {@link #REUSABLE}; bit 30 {@link #WAITERS} (a thread waits in {@code waitUnused} for this
-     * entry). The count is zero exactly when the entry has left its chain.
+     * <p>State word layout: bits 0-26 the reference count; bit 27 {@link #FROZEN}; bit 28
+     * {@link #REFERENCED}; bit 29 {@link #REUSABLE}; bit 30 {@link #WAITERS} (a thread waits in
+     * {@code waitUnused} for this entry); bit 31 {@link #HOT}. The count is zero exactly when the
+     * entry has left its chain, in both modes below, and zero is final.
+     *
+     * <h2>Cold mode</h2>
+     *
+     * Every entry starts cold: the count is the cache's reference plus one per caller. A hit takes a
+     * reference by increment-if-not-zero ({@link #tryAcquire}), a release CASes it down unless that
+     * would reach the cache's own reference (over-release: refused, nothing changed), a claim
+     * (reclaim, the chain cap, {@code deleteOrGet}) CASes it from 1 to 0, and {@code waitUnused}
+     * sets {@link #WAITERS} in the CAS loop that reads a count above 2. One word decides everything,
+     * so every decision is one CAS. Its cost: every hit writes the word twice, and when all threads
+     * look up one key (ext4's zero block, a shared ACL) its line moves between cores on every hit.
+     *
+     * <h2>Hot mode</h2>
+     *
+     * An entry whose acquire or release CAS keeps failing (another thread wrote the word in
+     * between) switches to hot mode, for the rest of its life (a {@code percpu_ref} that never goes
+     * back to atomic mode until it dies). "Keeps failing" is a vote: every failed CAS is noted on
+     * the cache ({@link MbCache#noteContention}), and an acquire whose CAS failed switches once its
+     * entry has won {@value #HOT_SWITCH_VOTES} more votes than the other entries noted in its slot;
+     * a CAS failure alone is no sign (two threads meet on an entry by chance with uniform keys too),
+     * and a contended hit's CAS fails only now and then, though every one of its hits moves the line. A hot entry has
+     * {@link #hotCells}: one {@code long} counter per stripe ({@link StripedStatistics#stripeOf},
+     * {@value #CELL_STRIDE} longs, 128 bytes, apart). Invariant of a live hot entry:
+     *
+     * <pre>    callers' references = (count(state) - 1) + sum of the cells,   every cell &gt;= 0</pre>
+     *
+     * A hot hit adds 1 to its own stripe's cell and only reads the state word, so threads that hit
+     * the same entry write lines of their own. The count part of the state word keeps the cache's
+     * reference and the callers' references taken before the switch; nothing adds to it in hot mode.
+     *
+     * <p><b>Freezing.</b> Decisions that need the exact number of callers (a claim, the wait
+     * condition of {@code waitUnused}, the wake-up check of a release while somebody waits, the
+     * last check before calling a release an over-release, {@code findNext}'s check that the caller
+     * holds the entry) CAS {@link #FROZEN} into the word (one freezer at a time: a thread that
+     * finds it set waits until it is clear), sweep the cells, decide, and CAS it out again, or, for a
+     * successful claim, CAS the word to count 0 and the bit out at once. While the bit is set,
+     * only the freezer and {@link #kill} change the count (a release CASes the count down only from
+     * a word without {@link #FROZEN}), hits wait before they add to a cell, and the cells change
+     * only by releases, which decrease them, and by hits that had passed that wait before the
+     * freeze ("in flight"). Nothing between freezing and thawing allocates, calls out or waits,
+     * so the bit is always cleared again.
+     *
+     * <p><b>Memory ordering.</b> Every access to the state word and to a cell that decides anything
+     * is a volatile-mode {@link VarHandle} access (getVolatile, compareAndSet, getAndAdd), so all of
+     * them are in the Java memory model's synchronization order, a total order consistent with each
+     * thread's program order; every argument below is about that order. {@link #hotCells} is written
+     * (a volatile CAS) before the CAS that sets {@link #HOT}, so whoever reads {@link #HOT} from the
+     * word sees the cells (or {@code null} once the entry died, which it then treats as dead). The
+     * constructor's plain store of the word is published as the class comment of {@link MbCache}
+     * says.
+     *
+     * <p><b>Hit vs claim.</b> A hot hit reads the word (dead: fail; {@link #FROZEN}: wait until
+     * clear), adds 1 to its cell (a), reads the word again (b): live and not frozen, it holds the
+     * entry; frozen, it waits until the freezer is done and then holds it if the entry is live, or
+     * takes its 1 back and fails if it is dead. A claim freezes (f), sweeps (reading cell i at
+     * s(i)), and kills only if the count was 1 and every cell read 0. If the hit's (a) precedes the
+     * sweep's read of its cell, the sweep sees its unit (a release may have taken that very unit
+     * instead of its own, which leaves the sum the same), the claim fails, and the hit finds the
+     * entry live: it holds it, linearized at (a), before the claim. If (a) follows that read, it
+     * follows (f), so (b) reads the word at or after (f): while frozen the hit waits for the
+     * outcome, a dead entry makes it fail (linearized after the claim) and a live one succeed; a
+     * word read at (b) that is no longer frozen but live means the freeze ended live before (b),
+     * and every later freeze starts after (a) and counts the unit. So a claim never kills an entry
+     * a hit returns, and a hit never returns an entry a claim killed. A claim that fails because of
+     * an in-flight hit fails correctly: that hit keeps its reference (the entry stays live) and is
+     * linearized at its add. The cheap pre-check of a claim (a positive cell or a count above 1, read
+     * without freezing: busy) is the same argument with one read.
+     *
+     * <p><b>A sweep never undercounts.</b> During a freeze the count is fixed and each cell, once
+     * swept, only decreases, apart from units added after the sweep passed it by hits in flight,
+     * which wait for the freeze's outcome and are linearized after it. So the sum read is at least
+     * the callers' number at the end of the freeze, counting every unit of a hit it saw. Exact
+     * decisions use it in the direction that cannot hurt: a claim kills only on 0 (the entry is then
+     * unused at the kill); a release finds its own unit (at least 1 callers remain until it is
+     * spent); an over-release is declared only when the sweep finds nothing and the count is 1,
+     * which at the end of the freeze means no caller at all. The sum may overcount (a cell swept
+     * before a release took from it): a claim then fails or a waiter waits, both of which a
+     * caller that held the entry at the sweep's start justifies, and the releaser wakes the waiter
+     * (next paragraph).
+     *
+     * <p><b>Release vs waitUnused.</b> A hot release takes one unit: from its own cell if positive,
+     * else from any positive cell (references are interchangeable: one taken on another thread may
+     * be released here), else from the count if above 1 and the word not frozen, else it freezes and
+     * looks again exactly; a cell is decremented only by a CAS from a positive value, so cells never
+     * go below 0. Then it reads the word, and if {@link #WAITERS} is set it freezes and sums: at most
+     * one caller (the waiter's own reference) and it wakes the waiters, as a cold release does when
+     * its CAS leaves a count of 2. A waiter freezes with {@link #WAITERS} in the same CAS and sums:
+     * at most one caller and it does not wait. No lost wake-up: if a release's decrement comes
+     * before the waiter's sweep reads that cell, the sweep sees it; if after, then after the
+     * waiter's freezing CAS, so the release's read of the word (after its decrement) sees
+     * {@link #WAITERS} (only a waker clears it, and it wakes the queue when it does) and it sums
+     * again, after its own decrement and, frozen one at a time, after any other release's; the last
+     * release sees them all. The wait queue's own handshake is {@link HashedWaitQueues}'.
+     *
+     * <p><b>Switch-over vs release on another thread.</b> The switch is a CAS of the word that adds
+     * {@link #HOT} (and the switching hit's reference) to the word it read, so every cold operation
+     * that read the word before fails its CAS, re-reads, and takes the hot path; a cold reference
+     * released after the switch comes out of the count (or a cell: interchangeable), so the
+     * invariant holds across it, and a cold claim from count 1 cannot succeed on a word that
+     * changed. The cells are allocated first (and the hot-entry budget taken): if the allocation
+     * throws (out of memory), the entry stays cold and the budget is given back, and the hit goes
+     * on with the cold protocol.
+     *
+     * <p><b>Over-release.</b> A release that finds no unit anywhere, frozen, with the count at 1
+     * throws {@link IllegalStateException} and changes nothing, as a cold one does at count 1; on a
+     * dead entry likewise. What no counter can see stays as in cold mode: a caller that releases
+     * twice while another holder still uses the entry spends that holder's reference.
+     *
+     * <p><b>Memory.</b> A cold entry is 40 bytes with compressed oops, the cells field filling what
+     * was alignment padding. At most {@value #MAX_HOT_ENTRIES} entries of a cache are hot at once (a
+     * counter on the cache, given back when a hot entry dies); each holds {@code (stripes + 1) * 128}
+     * bytes of cells ({@link StripedStatistics#stripeCount}: 2 KiB up to 2 processors, 33 KiB from
+     * 32), dropped when it dies. When the budget is spent, contended entries stay cold: correct,
+     * only slower. {@code close()} kills every entry ({@link #kill}); a dead entry's cells do not
+     * matter.
      */
     static final class Entry implements CacheEntry {
-        static final int COUNT_MASK = (1 << 28) - 1;
+        static final int COUNT_MASK = (1 << 27) - 1;
+        /** A thread is deciding on the exact number of callers of a hot entry; see the class comment. */
+        static final int FROZEN = 1 << 27;
         static final int REFERENCED = 1 << 28;
         static final int REUSABLE = 1 << 29;
         static final int WAITERS = 1 << 30;
+        /** Callers' references are counted in {@link #hotCells} too; see the class comment. */
+        static final int HOT = 1 << 31;
+
+        /** Net contention votes ({@link MbCache#noteContention}) that switch an entry to hot mode. */
+        static final int HOT_SWITCH_VOTES = 4;
+        /** How many entries of one cache may be hot at once. */
+        static final int MAX_HOT_ENTRIES = 16;
+        /** Longs from one stripe's cell to the next: 128 bytes, apart also for the adjacent-line prefetcher. */
+        static final int CELL_STRIDE = 16;
+        private static final int CELL_MASK = StripedStatistics.stripeCount() - 1;
+        /** Spins on a frozen word before a waiting thread starts yielding its processor. */
+        private static final int SPINS_BEFORE_YIELD = 64;
 
         private static final VarHandle STATE;
+        private static final VarHandle HOT_CELLS;
+        private static final VarHandle CELL = MethodHandles.arrayElementVarHandle(long[].class);
 
         static {
             try {
-                STATE = MethodHandles.lookup().findVarHandle(Entry.class, "state", int.class);
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                STATE = lookup.findVarHandle(Entry.class, "state", int.class);
+                HOT_CELLS = lookup.findVarHandle(Entry.class, "hotCells", long[].class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -287,6 +428,12 @@ public final class MbCache implements DedupCache {
          * newer entry of the LRU list (under the LRU lock). Plain: see {@link Lru}.
          */
         private Entry lruNext;
+        /**
+         * A hot entry's per-stripe reference counters (stripe {@code i}'s at
+         * {@code (i + 1) * CELL_STRIDE}); {@code null} while cold and once dead. Set by a volatile CAS
+         * before {@link #HOT} is set, cleared by {@link #retireHotCells}.
+         */
+        private volatile long[] hotCells;
 
         /** A new entry at count 2: the cache's reference and the creator's, dropped once listed. */
         Entry(MbCache cache, int key, long value, boolean reusable) {
@@ -310,14 +457,23 @@ public final class MbCache implements DedupCache {
             return STATE.compareAndSet(this, expected, updated);
         }
 
+        /** Whether the entry is in hot mode (its references partly counted in per-stripe cells). */
+        boolean isHot() {
+            return (lvState() & HOT) != 0;
+        }
+
         /**
          * Takes a reference unless the count already reached zero (kernel {@code atomic_inc_not_zero}).
+         * A cold entry whose CAS keeps failing switches to hot mode (see the class comment).
          *
          * @return {@code false} if the entry is dead
          */
         boolean tryAcquire() {
             for (;;) {
                 int s = lvState();
+                if ((s & HOT) != 0) {
+                    return tryAcquireHot(s);
+                }
                 int count = count(s);
                 if (count == 0) {
                     return false;
@@ -328,42 +484,297 @@ public final class MbCache implements DedupCache {
                 if (casState(s, s + 1)) {
                     return true;
                 }
+                if (cache != null && cache.noteContention(this) && switchToHot(1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** The hot hit of the class comment: a unit in the own cell, kept unless the entry died. */
+        private boolean tryAcquireHot(int s) {
+            if ((s & FROZEN) != 0) {
+                s = awaitThawed();
+            }
+            long[] cells = hotCells;
+            if (count(s) == 0 || cells == null) {
+                return false;
+            }
+            int own = ownCell();
+            CELL.getAndAdd(cells, own, 1L);
+            s = lvState();
+            if ((s & FROZEN) != 0) {
+                s = awaitThawed();
+            }
+            if (count(s) != 0) {
+                return true;
+            }
+            CELL.getAndAdd(cells, own, -1L); // dead: nobody counts the cells any more
+            return false;
+        }
+
+        /**
+         * Switches a cold entry to hot mode, adding {@code references} to the count in the same CAS.
+         * Allocates the cells first; a Throwable there, a spent budget, a dead entry or another
+         * thread's switch leave the entry as it was (then {@code false}).
+         */
+        boolean switchToHot(int references) {
+            if (cache == null || hotCells != null || !cache.reserveHotEntry()) {
+                return false;
+            }
+            long[] cells;
+            try {
+                cells = new long[(CELL_MASK + 2) * CELL_STRIDE];
+            } catch (Throwable allocationFailure) {
+                cache.giveBackHotEntry();
+                return false;
+            }
+            if (!HOT_CELLS.compareAndSet(this, null, cells)) {
+                cache.giveBackHotEntry();
+                return false;
+            }
+            for (;;) {
+                int s = lvState();
+                if (count(s) == 0 || count(s) + references >= COUNT_MASK) {
+                    // Dead (or saturated): the cells go back unless a kill took them already.
+                    if (HOT_CELLS.compareAndSet(this, cells, null)) {
+                        cache.giveBackHotEntry();
+                    }
+                    return false;
+                }
+                if (casState(s, (s + references) | HOT)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Index of the calling thread's cell in {@link #hotCells}. */
+        private static int ownCell() {
+            return (StripedStatistics.stripeOfCurrentThread(CELL_MASK) + 1) * CELL_STRIDE;
+        }
+
+        /** Waits until no thread freezes the word; the word then. */
+        private int awaitThawed() {
+            for (int spins = 0; ; spins++) {
+                int s = lvState();
+                if ((s & FROZEN) == 0) {
+                    return s;
+                }
+                if (spins < SPINS_BEFORE_YIELD) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+            }
+        }
+
+        /**
+         * Sets {@link #FROZEN} (and {@code flags}) once no other thread has it set, unless the entry
+         * is dead.
+         *
+         * @return the word before this freeze (dead: count 0, and nothing was set)
+         */
+        private int freeze(int flags) {
+            for (;;) {
+                int s = awaitThawed();
+                if (count(s) == 0 || casState(s, s | FROZEN | flags)) {
+                    return s;
+                }
+            }
+        }
+
+        /** Clears {@link #FROZEN} and {@code flags}, keeping what others changed meanwhile (flags, a kill). */
+        private void thaw(int flags) {
+            for (;;) {
+                int s = lvState();
+                if (casState(s, s & ~(FROZEN | flags))) {
+                    return;
+                }
+            }
+        }
+
+        /** The sum of the cells, read one by one (exact while frozen: see the class comment). */
+        private static long sumCells(long[] cells) {
+            long sum = 0;
+            for (int i = CELL_STRIDE; i < cells.length; i += CELL_STRIDE) {
+                sum += (long) CELL.getVolatile(cells, i);
+            }
+            return sum;
+        }
+
+        /** Whether some cell is positive, read without freezing: a caller holds the entry (or one in flight). */
+        private static boolean anyCellPositive(long[] cells) {
+            for (int i = CELL_STRIDE; i < cells.length; i += CELL_STRIDE) {
+                if ((long) CELL.getVolatile(cells, i) > 0) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Takes one unit from cell {@code i} if it holds any (a CAS from a positive value). */
+        private static boolean takeFromCell(long[] cells, int i) {
+            for (;;) {
+                long v = (long) CELL.getVolatile(cells, i);
+                if (v <= 0) {
+                    return false;
+                }
+                if (CELL.compareAndSet(cells, i, v, v - 1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Takes one unit from any positive cell. */
+        private static boolean takeFromAnyCell(long[] cells) {
+            for (int i = CELL_STRIDE; i < cells.length; i += CELL_STRIDE) {
+                if (takeFromCell(cells, i)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Drops the cells of an entry that died and gives its place in the hot budget back. */
+        private void retireHotCells() {
+            if (HOT_CELLS.getAndSet(this, (long[]) null) != null) {
+                cache.giveBackHotEntry();
             }
         }
 
         /**
          * Drops one caller's reference (the count part of kernel {@code mb_cache_entry_put}). A count
          * of 1 is the cache's own reference and 0 a dead entry: releasing then is an over-release,
-         * refused without touching the count.
+         * refused without touching the count (a hot entry: with no unit in any cell either, frozen).
          *
-         * @return the new state word, so the caller can see whether waiters need waking
+         * @return whether waiters must be woken: {@link #WAITERS} is set and at most one caller
+         *     (the waiter) still holds the entry
          */
-        int releaseReference() {
+        boolean releaseReference() {
             for (;;) {
                 int s = lvState();
+                if ((s & HOT) != 0) {
+                    return releaseHot();
+                }
                 if (count(s) <= 1) {
-                    throw cache.referenceNotHeld("entry released more often than it was handed out: " + this);
+                    throw overRelease();
                 }
                 if (casState(s, s - 1)) {
-                    return s - 1;
+                    return (s & WAITERS) != 0 && count(s - 1) <= 2;
+                }
+                if (cache != null) {
+                    cache.noteContention(this);
                 }
             }
         }
 
         /**
-         * Drops the cache's reference if it is the only one (count 1): reclaim, the chain cap and
-         * {@code deleteOrGet}. Flags survive; the count goes to 0. Called with the entry's bucket bit
-         * held, so the caller unhashes it before anyone looks.
+         * The over-release refusal, or "cache is closed" where {@code close()} took the reference
+         * (see {@link MbCache#referenceNotHeld}).
+         */
+        private IllegalStateException overRelease() {
+            String misuse = "entry released more often than it was handed out: " + this;
+            return cache == null ? new IllegalStateException(misuse) : cache.referenceNotHeld(misuse);
+        }
+
+        /** The hot release of the class comment, then its wake-up check. */
+        private boolean releaseHot() {
+            long[] cells = hotCells;
+            if (cells == null || count(lvState()) == 0) {
+                throw overRelease();
+            }
+            if (!takeFromCell(cells, ownCell()) && !takeFromAnyCell(cells) && !releaseFromCount(cells)) {
+                throw overRelease();
+            }
+            if ((lvState() & WAITERS) == 0) {
+                return false;
+            }
+            int s = freeze(0);
+            if (count(s) == 0) {
+                return false;
+            }
+            long callers = count(s) - 1 + sumCells(cells);
+            thaw(0);
+            return callers <= 1;
+        }
+
+        /** A hot release that found no cell with a unit: the count if above 1, else an exact look. */
+        private boolean releaseFromCount(long[] cells) {
+            for (;;) {
+                int s = awaitThawed();
+                if (count(s) == 0) {
+                    return false;
+                }
+                if (count(s) > 1) {
+                    if (casState(s, s - 1)) {
+                        return true;
+                    }
+                    continue;
+                }
+                s = freeze(0);
+                if (count(s) == 0) {
+                    return false;
+                }
+                if (takeFromAnyCell(cells)) {
+                    thaw(0);
+                    return true;
+                }
+                if (count(s) > 1) {
+                    // Only the freezer changes the count while frozen (and a kill, to 0: then done).
+                    for (;;) {
+                        int frozen = lvState();
+                        int thawed = count(frozen) == 0 ? frozen & ~FROZEN : (frozen & ~FROZEN) - 1;
+                        if (casState(frozen, thawed)) {
+                            return true;
+                        }
+                    }
+                }
+                thaw(0);
+                return false;
+            }
+        }
+
+        /**
+         * Drops the cache's reference if it is the only one (count 1, and for a hot entry no unit in
+         * any cell): reclaim, the chain cap and {@code deleteOrGet}. Flags survive; the count goes to
+         * 0. Called with the entry's bucket bit held, so the caller unhashes it before anyone looks.
          *
          * @return {@code false} if somebody holds the entry (or it is dead already)
          */
         boolean tryClaim() {
             for (;;) {
                 int s = lvState();
+                if ((s & HOT) != 0) {
+                    return tryClaimHot(s);
+                }
                 if (count(s) != 1) {
                     return false;
                 }
                 if (casState(s, s & ~COUNT_MASK)) {
+                    return true;
+                }
+            }
+        }
+
+        private boolean tryClaimHot(int s) {
+            long[] cells = hotCells;
+            if (count(s) != 1 || cells == null || anyCellPositive(cells)) {
+                return false;
+            }
+            s = freeze(0);
+            if (count(s) != 1 || sumCells(cells) != 0) {
+                if (count(s) != 0) {
+                    thaw(0);
+                }
+                return false;
+            }
+            for (;;) {
+                int frozen = lvState();
+                if (count(frozen) == 0) { // killed meanwhile (close)
+                    thaw(0);
+                    return false;
+                }
+                if (casState(frozen, frozen & ~(FROZEN | COUNT_MASK))) {
+                    retireHotCells();
                     return true;
                 }
             }
@@ -374,8 +785,11 @@ public final class MbCache implements DedupCache {
             for (;;) {
                 int s = lvState();
                 if (casState(s, s & ~COUNT_MASK)) {
-                    return;
+                    break;
                 }
+            }
+            if (hotCells != null) {
+                retireHotCells();
             }
         }
 
@@ -391,13 +805,16 @@ public final class MbCache implements DedupCache {
         }
 
         /**
-         * Sets {@link #WAITERS} unless the entry is already unused (count at most 2).
+         * Sets {@link #WAITERS} unless the entry is already unused (at most one caller: the waiter).
          *
          * @return {@code true} if the caller must wait (the flag is now set); {@code false} if unused
          */
         boolean markWaitingUnlessUnused() {
             for (;;) {
                 int s = lvState();
+                if ((s & HOT) != 0) {
+                    return markWaitingUnlessUnusedHot();
+                }
                 if (count(s) <= 2) {
                     return false;
                 }
@@ -405,6 +822,46 @@ public final class MbCache implements DedupCache {
                     return true;
                 }
             }
+        }
+
+        private boolean markWaitingUnlessUnusedHot() {
+            long[] cells = hotCells;
+            int s = freeze(WAITERS);
+            if (count(s) == 0 || cells == null) {
+                if (count(s) != 0) {
+                    thaw((s & WAITERS) != 0 ? 0 : WAITERS);
+                }
+                return false;
+            }
+            boolean used = count(s) - 1 + sumCells(cells) > 1;
+            // Unused: leave the bit as it was (another waiter may have set it).
+            thaw(used || (s & WAITERS) != 0 ? 0 : WAITERS);
+            return used;
+        }
+
+        /**
+         * Whether any caller holds the entry ({@code findNext}'s check): a count above 1, or for a hot
+         * entry a unit in some cell, exactly (frozen) if a plain look finds none.
+         */
+        boolean heldByAnyCaller() {
+            int s = lvState();
+            if ((s & HOT) == 0 || count(s) != 1) {
+                return count(s) > 1;
+            }
+            long[] cells = hotCells;
+            if (cells == null) {
+                return false;
+            }
+            if (anyCellPositive(cells)) {
+                return true;
+            }
+            s = freeze(0);
+            if (count(s) == 0) {
+                return false;
+            }
+            boolean held = count(s) > 1 || sumCells(cells) > 0;
+            thaw(0);
+            return held;
         }
 
         boolean hasFlag(int flag) {
@@ -456,9 +913,12 @@ public final class MbCache implements DedupCache {
         @Override
         public String toString() {
             int s = lvState();
-            return "MbCache.Entry[key=" + key + ", value=" + value + ", refcount=" + count(s)
+            long[] cells = hotCells;
+            long references = count(s) + (cells != null && (s & HOT) != 0 ? sumCells(cells) : 0);
+            return "MbCache.Entry[key=" + key + ", value=" + value + ", refcount=" + references
                     + ((s & REUSABLE) != 0 ? ", reusable" : "")
-                    + ((s & REFERENCED) != 0 ? ", referenced" : "") + "]";
+                    + ((s & REFERENCED) != 0 ? ", referenced" : "")
+                    + ((s & HOT) != 0 ? ", hot" : "") + "]";
         }
     }
 
@@ -506,6 +966,8 @@ public final class MbCache implements DedupCache {
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
      */
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(2);
+    /** Entries of this cache in hot mode, at most {@link Entry#MAX_HOT_ENTRIES}; see {@link Entry}. */
+    private final AtomicInteger hotEntries = new AtomicInteger();
     /** {@code null} for a cache built without memory-pressure reclaim. */
     private final MemoryPressureRegistry.Registration pressureRegistration;
     private final Runnable backgroundReclaim = this::backgroundReclaim;
@@ -1049,7 +1511,7 @@ public final class MbCache implements DedupCache {
     public CacheEntry findNext(CacheEntry entry) {
         ensureOpen();
         Entry previous = ownEntry(entry);
-        if (Entry.count(previous.lvState()) <= 1) {
+        if (!previous.heldByAnyCaller()) {
             throw referenceNotHeld("findNext of an entry the caller does not hold: " + previous);
         }
         Entry next;
@@ -1262,14 +1724,71 @@ public final class MbCache implements DedupCache {
      * off the common path: a release nobody waits for touches nothing but the entry.
      */
     void releaseReference(Entry entry) {
-        int state = entry.releaseReference();
-        if ((state & Entry.WAITERS) != 0 && Entry.count(state) <= 2) {
+        if (entry.releaseReference()) {
             entry.setFlag(Entry.WAITERS, false);
             // If this throws (the queue lock's node allocation), the reference is dropped all the
             // same, and the waiters find the entry unused at their next re-check (HashedWaitQueues),
             // which also sets the bit again for whoever still waits.
             unusedWaiters.wake(entry);
         }
+    }
+
+    /** Slots of {@link #noteContention}'s vote, a power of two. */
+    private static final int CONTENTION_SLOTS = 4;
+    /** Per slot, the entry the contention vote favours (racy on purpose: see noteContention). */
+    private final Entry[] contendedEntries = new Entry[CONTENTION_SLOTS];
+    /** Per slot, the favoured entry's net votes. */
+    private final int[] contentionVotes = new int[CONTENTION_SLOTS];
+
+    /**
+     * Notes a failed CAS on an entry's state word, and answers whether the entry has been contended
+     * often enough to switch to hot mode ({@link Entry}). A majority vote (Boyer-Moore) per slot, the
+     * slot picked by the key: a failure on the favoured entry adds a vote, one on another entry takes
+     * one away, and an entry takes over a slot with no votes left. An entry that most failures hit
+     * gets to {@link Entry#HOT_SWITCH_VOTES} quickly; entries that meet by chance (uniform keys)
+     * cancel each other out. Plain fields, racy on purpose: a lost or torn vote only moves a
+     * switch, which is correct whenever it happens; failures are rare except on a contended
+     * entry, which stops failing once hot.
+     *
+     * @return whether the entry has {@link Entry#HOT_SWITCH_VOTES} votes or more
+     */
+    boolean noteContention(Entry entry) {
+        int slot = (entry.key * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(CONTENTION_SLOTS));
+        int votes = contentionVotes[slot];
+        if (contendedEntries[slot] == entry) {
+            contentionVotes[slot] = votes + 1;
+            return votes + 1 >= Entry.HOT_SWITCH_VOTES;
+        }
+        if (votes > 0) {
+            contentionVotes[slot] = votes - 1;
+        } else {
+            contendedEntries[slot] = entry;
+            contentionVotes[slot] = 1;
+        }
+        return false;
+    }
+
+    /** Takes a place in the hot-entry budget for an entry switching to hot mode; {@code false} if none is left. */
+    boolean reserveHotEntry() {
+        for (;;) {
+            int hot = hotEntries.get();
+            if (hot >= Entry.MAX_HOT_ENTRIES) {
+                return false;
+            }
+            if (hotEntries.compareAndSet(hot, hot + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** Gives back the place of a hot entry that died, or of a switch to hot mode that did not happen. */
+    void giveBackHotEntry() {
+        hotEntries.decrementAndGet();
+    }
+
+    /** How many entries are in hot mode now. */
+    int hotEntries() {
+        return hotEntries.get();
     }
 
     /**
