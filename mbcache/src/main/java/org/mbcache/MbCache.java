@@ -1046,10 +1046,34 @@ public final class MbCache implements DedupCache {
         return found;
     }
 
-    /** Counts a lookup that returns {@code found} as a hit or a miss; returns it. Never throws. */
+    /**
+     * Counts a lookup that returns {@code found} as a hit or a miss; returns it. A miss is first
+     * checked against a racing close ({@link #missUnlessClosed}), and then the only way this throws.
+     */
     private Entry countLookup(Entry found) {
-        statistics.add(found != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
-        return found;
+        Entry answer = found != null ? found : missUnlessClosed();
+        statistics.add(answer != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
+        return answer;
+    }
+
+    /**
+     * A lookup's miss: null, or the closed cache's exception if {@code close()} ran meanwhile. A
+     * lookup that passed its {@link #ensureOpen} just before a close can find the chain emptied, or
+     * the entry killed, even for a pair held until the close; a miss would then say the pair is not
+     * cached, and from {@code deleteOrGet} that nobody holds it. So every miss re-reads
+     * {@link #closed}. Memory order: {@code close()} writes {@code closed} (volatile) before it
+     * empties any chain, each under its bucket bit, whose release (the unlock's release store)
+     * publishes the empty chain and the kills (volatile CASes of the entries' states). A lookup
+     * that saw the chain without the pair, or the entry dead, read what that close wrote: by an
+     * acquire load of the version it validated, by the acquire CAS that took the bucket bit, or by
+     * a CAS of the entry's state. Each of those reads happens after the close's write of
+     * {@code closed}, so the volatile read here sees it. A miss that read nothing of the close (the
+     * pair was never there) may see the cache open or closed: both are right for a call that
+     * overlapped the close.
+     */
+    private Entry missUnlessClosed() {
+        ensureOpen();
+        return null;
     }
 
     /**
@@ -1097,13 +1121,13 @@ public final class MbCache implements DedupCache {
         try {
             int index = buckets.indexOf(bucket, key, value);
             if (index < 0) {
-                return null;
+                return missUnlessClosed();
             }
             Entry entry = buckets.entryAt(bucket, index);
             if (!entry.tryClaim()) {
                 // Somebody holds it: hand it over, referenced. (In its chain under the bit, so its
                 // count is above zero and the acquire succeeds.)
-                return entry.tryAcquire() ? entry : null;
+                return entry.tryAcquire() ? entry : missUnlessClosed();
             }
             buckets.removeAt(bucket, index);
         } finally {
