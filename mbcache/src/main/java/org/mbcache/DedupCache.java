@@ -319,7 +319,11 @@ public interface DedupCache extends AutoCloseable {
      * in {@link #waitUnused} wake with an {@link IllegalStateException}. Idempotent: closing again does
      * nothing. Any other later call on the cache, and any later {@link CacheEntry#setReusable} or
      * {@link CacheEntry#close()} of one of its entries, is an {@link IllegalStateException}; an entry's
-     * {@code key()}, {@code value()} and {@code reusable()} stay readable.
+     * {@code key()}, {@code value()} and {@code reusable()} stay readable. A lookup
+     * ({@link #get}, {@link #findFirst}, {@link #findNext}, {@link #deleteOrGet}) that overlaps the
+     * close answers as it would have before it, or throws that exception: it never misses a pair
+     * because the close dropped it, so {@code null} from {@link #deleteOrGet} still means that
+     * nobody held the pair.
      */
     @Override
     void close();

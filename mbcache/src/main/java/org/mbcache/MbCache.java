@@ -926,17 +926,19 @@ public final class MbCache implements DedupCache {
     // The cache: struct mb_cache
     // ------------------------------------------------------------------------------------------
 
-    private static final VarHandle RECLAIM_PENDING_SINCE;
+    private static final VarHandle PENDING_PASS;
     private static final VarHandle CONTINUING_ON;
+    private static final VarHandle PASS_STARTED;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            RECLAIM_PENDING_SINCE = lookup.findVarHandle(MbCache.class, "reclaimPendingSince", long.class);
+            PENDING_PASS = lookup.findVarHandle(MbCache.class, "pendingPass", BackgroundPass.class);
             CONTINUING_ON = lookup.findVarHandle(MbCache.class, "continuingOn", Thread.class);
+            PASS_STARTED = lookup.findVarHandle(BackgroundPass.class, "started", boolean.class);
             // Classes that an operation would otherwise initialize on its first run, long after the
             // cache was built: the flight-recorder events (at the first pass, chain-cap reclaim or
-            // pressure signal) and the pass kinds. A Throwable in a static initializer (an
+            // pressure signal), the pass kinds and the background pass's task. A Throwable in a static initializer (an
             // OutOfMemoryError on a full heap, just when the pressure pass runs) marks the class
             // unusable for the life of the JVM: every later use throws NoClassDefFoundError, and
             // every cache's reclaim would fail from then on. Initialized here, such a failure fails
@@ -945,6 +947,7 @@ public final class MbCache implements DedupCache {
             lookup.ensureInitialized(ReclaimPassEvent.Kind.class);
             lookup.ensureInitialized(ChainCapEvent.class);
             lookup.ensureInitialized(MemoryPressureEvent.class);
+            lookup.ensureInitialized(BackgroundPass.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -970,7 +973,6 @@ public final class MbCache implements DedupCache {
     private final AtomicInteger hotEntries = new AtomicInteger();
     /** {@code null} for a cache built without memory-pressure reclaim. */
     private final MemoryPressureRegistry.Registration pressureRegistration;
-    private final Runnable backgroundReclaim = this::backgroundReclaim;
 
     /** {@link #statistics}' counters: the events {@link CacheStats} counts outside a lock. */
     private static final int LOOKUP_HITS = 0;
@@ -982,10 +984,10 @@ public final class MbCache implements DedupCache {
     private final StripedStatistics statistics = new StripedStatistics(6);
 
     /**
-     * When the pending background pass was handed to the executor ({@link System#nanoTime()}, never
-     * 0), or 0 if none is pending (kernel: {@code c_shrink_work} queued). At most one is pending.
+     * The background pass handed to the executor and not yet ended, or null if none is pending
+     * (kernel: {@code c_shrink_work} queued). At most one is pending: see {@link #backgroundReclaim}.
      */
-    private volatile long reclaimPendingSince;
+    private volatile BackgroundPass pendingPass;
     /**
      * The thread inside {@code execute} handing a continuation pass over, or null: a pass that runs
      * on that thread runs inside that call (a caller-runs executor). See {@link #backgroundReclaim}.
@@ -1311,7 +1313,7 @@ public final class MbCache implements DedupCache {
             count = entryCount.snapshot();
         } else if (entryCount.decides(estimate, maxEntries)) {
             count = estimate;
-        } else if (reclaimPendingSince != 0) {
+        } else if (pendingPass != null) {
             return;
         } else {
             count = entryCount.estimateSeenByThisThread(estimate);
@@ -1563,10 +1565,34 @@ public final class MbCache implements DedupCache {
         return found;
     }
 
-    /** Counts a lookup that returns {@code found} as a hit or a miss; returns it. Never throws. */
+    /**
+     * Counts a lookup that returns {@code found} as a hit or a miss; returns it. A miss is first
+     * checked against a racing close ({@link #missUnlessClosed}), and then the only way this throws.
+     */
     private Entry countLookup(Entry found) {
-        statistics.add(found != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
-        return found;
+        Entry answer = found != null ? found : missUnlessClosed();
+        statistics.add(answer != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
+        return answer;
+    }
+
+    /**
+     * A lookup's miss: null, or the closed cache's exception if {@code close()} ran meanwhile. A
+     * lookup that passed its {@link #ensureOpen} just before a close can find the chain emptied, or
+     * the entry killed, even for a pair held until the close; a miss would then say the pair is not
+     * cached, and from {@code deleteOrGet} that nobody holds it. So every miss re-reads
+     * {@link #closed}. Memory order: {@code close()} writes {@code closed} (volatile) before it
+     * empties any chain, each under its bucket bit, whose release (the unlock's release store)
+     * publishes the empty chain and the kills (volatile CASes of the entries' states). A lookup
+     * that saw the chain without the pair, or the entry dead, read what that close wrote: by an
+     * acquire load of the version it validated, by the acquire CAS that took the bucket bit, or by
+     * a CAS of the entry's state. Each of those reads happens after the close's write of
+     * {@code closed}, so the volatile read here sees it. A miss that read nothing of the close (the
+     * pair was never there) may see the cache open or closed: both are right for a call that
+     * overlapped the close.
+     */
+    private Entry missUnlessClosed() {
+        ensureOpen();
+        return null;
     }
 
     /**
@@ -1614,13 +1640,13 @@ public final class MbCache implements DedupCache {
         try {
             int index = buckets.indexOf(bucket, key, value);
             if (index < 0) {
-                return null;
+                return missUnlessClosed();
             }
             Entry entry = buckets.entryAt(bucket, index);
             if (!entry.tryClaim()) {
                 // Somebody holds it: hand it over, referenced. (In its chain under the bit, so its
                 // count is above zero and the acquire succeeds.)
-                return entry.tryAcquire() ? entry : null;
+                return entry.tryAcquire() ? entry : missUnlessClosed();
             }
             buckets.removeAt(bucket, index);
         } finally {
@@ -1923,48 +1949,71 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /** Schedules one background pass unless one is pending (kernel: {@code queue_work(c_shrink_work)}). */
+    /**
+     * Schedules one background pass unless one is pending (kernel: {@code queue_work(c_shrink_work)}).
+     * The task is allocated before the CAS: if that throws, nothing is pending and the next create
+     * at the bound tries again.
+     */
     private void scheduleBackgroundReclaim() {
-        if (reclaimPendingSince == 0 && RECLAIM_PENDING_SINCE.compareAndSet(this, 0L, pendingStamp())) {
-            submitBackgroundReclaim();
+        if (pendingPass == null) {
+            BackgroundPass pass = new BackgroundPass();
+            if (PENDING_PASS.compareAndSet(this, null, pass)) {
+                submitBackgroundReclaim(pass);
+            }
         }
     }
 
     /**
      * The synchronous threshold was reached: if the pending background pass was handed over long
-     * ago, the executor dropped it (or is hopelessly behind); hand it a new one. A late original
-     * then only runs one pass more.
+     * ago, the executor dropped it (or is hopelessly behind); hand it a new one in its place. The
+     * one it replaces does nothing if it runs late.
      */
     private void resubmitStaleBackgroundReclaim() {
-        long since = reclaimPendingSince;
-        if (since != 0 && System.nanoTime() - since > STALE_BACKGROUND_PASS_NANOS
-                && RECLAIM_PENDING_SINCE.compareAndSet(this, since, pendingStamp())) {
-            submitBackgroundReclaim();
+        BackgroundPass pending = pendingPass;
+        if (pending != null && System.nanoTime() - pending.handedOverAt > STALE_BACKGROUND_PASS_NANOS) {
+            BackgroundPass pass = new BackgroundPass();
+            if (PENDING_PASS.compareAndSet(this, pending, pass)) {
+                submitBackgroundReclaim(pass);
+            }
         }
-    }
-
-    private static long pendingStamp() {
-        long now = System.nanoTime();
-        return now == 0 ? 1 : now;
     }
 
     /**
      * Hands the background pass to the executor. If {@code execute} throws anything (rejected, shut
      * down, or broken), the failure is logged and the pass runs here, on the creating thread, as
      * Caffeine does with its maintenance: background reclaim is never switched off by a failure.
-     * The pass runs before the failure is logged, so a log call that itself fails (out of memory)
-     * cannot leave the pass pending.
+     * (If the executor ran or queued the task before it threw, the pass still runs once: see
+     * {@link #backgroundReclaim}.) The pass runs before the failure is logged, so a log call that
+     * itself fails (out of memory) cannot leave the pass pending.
      */
-    private void submitBackgroundReclaim() {
+    private void submitBackgroundReclaim(BackgroundPass pass) {
         try {
-            executor.execute(backgroundReclaim);
+            executor.execute(pass);
         } catch (Throwable failure) {
             // The first failure is a warning with its stack; repeats (a broken executor fails every
             // time) are logged at DEBUG so that they do not flood the log.
-            backgroundReclaim();
+            pass.run();
             System.Logger.Level level = executorFailureLogged ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
             executorFailureLogged = true;
             LOGGER.log(level, "mbcache: the reclaim executor failed; ran the pass on the calling thread", failure);
+        }
+    }
+
+    /**
+     * One hand-over of the background pass to the executor: each hand-over allocates its own, and
+     * {@link #pendingPass} holds the one that may run. Identity is the token, so no later hand-over
+     * can be mistaken for this one while the executor still holds it.
+     */
+    private final class BackgroundPass implements Runnable {
+        /** When it was handed over ({@link System#nanoTime()}), for the staleness check. */
+        final long handedOverAt = System.nanoTime();
+        /** Set by the one run that may do the pass; only ever accessed by {@link MbCache#PASS_STARTED}. */
+        @SuppressWarnings("unused")
+        private boolean started;
+
+        @Override
+        public void run() {
+            backgroundReclaim(this);
         }
     }
 
@@ -1973,81 +2022,92 @@ public final class MbCache implements DedupCache {
      * executor task, until the count is below {@code maxEntries}. The kernel's worker frees one
      * batch and waits for a later create to queue it again, so a writer whose bursts add more than
      * a batch takes the cache to twice the bound, and pays synchronous passes there, while the
-     * worker sits idle. The pending-stamp protocol, whose other steps are
-     * {@link #scheduleBackgroundReclaim}, {@link #resubmitStaleBackgroundReclaim} and
-     * {@link #submitBackgroundReclaim}:
+     * worker sits idle. The pending-pass protocol, whose other steps are
+     * {@link #scheduleBackgroundReclaim}, {@link #resubmitStaleBackgroundReclaim},
+     * {@link #submitBackgroundReclaim} and {@link #handOverNextPass}:
      * <ol>
-     *   <li>{@code reclaimPendingSince} is non-zero while a pass is pending or running. A create
-     *       sets it, by CAS from 0 (or from a stale stamp), before it hands the pass over, so the
-     *       pass reads at its start the stamp of its own hand-over or a later one.</li>
+     *   <li>Each hand-over to the executor is a task object of its own ({@link BackgroundPass}),
+     *       and {@link #pendingPass} names the one pending or running, or is null. A create sets
+     *       it by CAS from null (or from a stale pass, below) to a task it allocated before the
+     *       CAS, and only then hands that task over. An allocation that throws therefore leaves
+     *       the field as it was, never naming a task nobody was given.</li>
+     *   <li>A task does its pass only if, when it starts, it is the pending one, and only on its
+     *       first run: a task no longer pending (replaced, or its work ended) and any second run
+     *       of a task (an executor that runs it twice, or runs it and then throws, so that the
+     *       creating thread runs it too; a CAS on {@code started} picks one run) do nothing at
+     *       all, and scan nothing. So the tasks that do passes form one chain, and an executor
+     *       that runs tasks late or twice adds no pass to it.</li>
      *   <li>A pass scans one batch ({@code maxEntries / 16}), so no pass holds the LRU lock longer
      *       than the kernel's does. Then, if it freed something, the cache is open and the count is
      *       still at or above {@code maxEntries} (where a create would ask for another pass), it
-     *       continues: it replaces the stamp it read with a new one by CAS and hands a new task to
-     *       the executor, behind whatever else is queued there, never looping in this task. The
-     *       stamp does not go through 0 on the way, so no create schedules a second pass meanwhile,
-     *       and the staleness clock restarts at each hand-over. The target is the bound itself,
-     *       where creates schedule the work, with no low watermark below it: the last pass already
-     *       leaves up to a batch of room, and each pass further down would evict entries a
-     *       dedup cache is kept for, for the sake of passes that the next burst asks for anyway.</li>
-     *   <li>Otherwise it ends the work: it clears the stamp by CAS from the value it read. A
-     *       create that found the pass pending scheduled nothing; if its entry came in after the
-     *       pass read the count, the count may be back at the bound with no pass pending, so a
-     *       pass that cleared the stamp reads the count again and, at the bound, hands a pass over
-     *       as a create would (by CAS from 0). What can still slip through is one create per
-     *       creating thread (its check before the clear, its entry after the second read): the work
-     *       ends at most that far above the bound, and the next create schedules it again.</li>
-     *   <li>Every step is a CAS from the stamp the pass read. A pass whose stamp was replaced
-     *       meanwhile (a create at twice the bound handed a new pass over because this one was
-     *       late) leaves the stamp, and the going on, to the newer pass; of two passes that read
-     *       the same stamp, only the first to finish continues or clears. A pass that reads 0 was
-     *       superseded by one that ended the work already: it runs its batch and touches the stamp
-     *       no more. So one chain of passes at most goes on, and a late pass runs one batch more,
-     *       as it did before passes continued. A continuation's stamp differs from the one it
-     *       replaces, so a late pass holding the old one cannot take the chain over.</li>
+     *       continues: it replaces itself in {@code pendingPass} with a new task by CAS and hands
+     *       that to the executor, behind whatever else is queued there, never looping in this
+     *       task. The field does not go through null on the way, so no create schedules a second
+     *       pass meanwhile, and the staleness clock restarts at each hand-over. The target is the
+     *       bound itself, where creates schedule the work, with no low watermark below it: the
+     *       last pass already leaves up to a batch of room, and each pass further down would
+     *       evict entries a dedup cache is kept for, for the sake of passes that the next burst
+     *       asks for anyway.</li>
+     *   <li>Otherwise it ends the work: it clears the field by CAS from itself. A create that
+     *       found the pass pending scheduled nothing; if its entry came in after the pass read the
+     *       count, the count may be back at the bound with no pass pending, so a pass that cleared
+     *       the field reads the count again and, at the bound, hands a pass over as a create would
+     *       (by CAS from null). What can still slip through is one create per creating thread (its
+     *       check before the clear, its entry after the second read): the work ends at most that
+     *       far above the bound, and the next create schedules it again.</li>
+     *   <li>Every step is a CAS from the task itself. A pass replaced meanwhile (a create at twice
+     *       the bound handed a new task over because this one was over a second old) leaves the
+     *       field, and the going on, to the newer task. Only that replacement, made at twice the
+     *       bound, can overlap two passes (one that started just before it, and the new one), and
+     *       a batch each from there cannot take the count below the bound.</li>
      *   <li>A pass stops when it frees nothing (every entry it reached was held or referenced):
      *       passes that kept finding nothing to free would keep the executor busy for good. A later
      *       create at the bound schedules again.</li>
-     *   <li>Faults. A Throwable in the pass clears the stamp (finally). A continuation the executor
-     *       throws on is not run here, where the thread is the executor's, or a create's that ran
-     *       a pass already because the executor threw: the stamp is cleared, and the next create at
-     *       the bound schedules again (running one pass itself if the executor still throws). So a
-     *       create runs one pass, neither looping nor recursing, however far above the bound the
-     *       count is. A continuation the executor drops leaves the stamp set, as a dropped first
-     *       pass does: a create at twice the bound hands a new pass over once the stamp is a second
-     *       old. An executor that runs the task inside {@code execute} (a caller-runs policy) would
-     *       stack one pass per continuation on one thread: a pass that finds itself inside its own
-     *       thread's hand-over ({@link #continuingOn}) does not go on, so such a thread runs two
-     *       passes at most.</li>
+     *   <li>Faults. A Throwable in the pass clears the field (finally). A continuation the
+     *       executor throws on is not run here, where the thread is the executor's, or a create's
+     *       that ran a pass already because the executor threw: the field is cleared, and the next
+     *       create at the bound schedules again (running one pass itself if the executor still
+     *       throws). So a create runs one pass, neither looping nor recursing, however far above
+     *       the bound the count is. A task the executor drops leaves the field set: a create at
+     *       twice the bound hands a new task over once the pending one is a second old. An executor
+     *       that runs the task inside {@code execute} (a caller-runs policy) would stack one pass
+     *       per continuation on one thread: a pass that finds itself inside its own thread's
+     *       hand-over ({@link #continuingOn}) does not go on, so such a thread runs two passes at
+     *       most.</li>
      * </ol>
+     * Memory order: {@code pendingPass} is volatile and changed only by CAS, so the tasks agree on
+     * one sequence of values; a task's fields are final, or written only by CAS. The CAS on
+     * {@code started} matters for its atomicity alone (one winner among the runs of one task).
      */
-    private void backgroundReclaim() {
-        long stamp = reclaimPendingSince;
-        boolean stampSettled = false; // replaced or cleared here: the finally leaves it alone
+    private void backgroundReclaim(BackgroundPass pass) {
+        if (pendingPass != pass || !PASS_STARTED.compareAndSet(pass, false, true)) {
+            return; // replaced, ended, or another run of this task does the pass
+        }
+        boolean settled = false; // replaced or cleared here: the finally leaves the field alone
         try {
             if (!closed) {
                 long freed = reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimPassEvent.Kind.BACKGROUND);
-                if (stamp != 0 && freed > 0 && continuingOn != Thread.currentThread()) {
+                if (freed > 0 && continuingOn != Thread.currentThread()) {
                     if (atTheBound()) {
-                        stampSettled = handOverNextPass(stamp);
-                    } else if (RECLAIM_PENDING_SINCE.compareAndSet(this, stamp, 0L)) {
-                        stampSettled = true;
+                        settled = handOverNextPass(pass);
+                    } else if (PENDING_PASS.compareAndSet(this, pass, null)) {
+                        settled = true;
                         if (atTheBound()) {
-                            handOverNextPass(0L);
+                            handOverNextPass(null);
                         }
                     }
                 }
             }
         } finally {
-            if (!stampSettled && stamp != 0) {
-                RECLAIM_PENDING_SINCE.compareAndSet(this, stamp, 0L);
+            if (!settled) {
+                PENDING_PASS.compareAndSet(this, pass, null);
             }
         }
     }
 
     /** Whether a background pass is pending or running (for tests). */
     boolean backgroundReclaimPending() {
-        return reclaimPendingSince != 0;
+        return pendingPass != null;
     }
 
     /** Whether the count is at or above {@code maxEntries}, on the estimate where it decides. */
@@ -2058,35 +2118,35 @@ public final class MbCache implements DedupCache {
     }
 
     /**
-     * Hands the next pass to the executor in place of the one whose stamp was {@code stamp}, or of
-     * none if {@code stamp} is 0 (see {@link #backgroundReclaim}). Returns whether the stamp was
-     * replaced (and cleared again if {@code execute} threw); if not, a newer pass owns it. The
-     * stamp's CAS is a volatile write that happens before {@code execute}, so
-     * the next pass reads the new stamp or a later one. {@link #continuingOn} is cleared by CAS,
-     * so that a thread never clears another's mark (a pool thread may run the next pass and hand
-     * its own continuation over before this {@code execute} returns). Its reads need no ordering
-     * with other threads: the read that finds this thread's mark is this thread's own, inside
-     * this {@code execute}, and program order makes it see the mark; any other thread finds a
-     * value that is not itself. Volatile is simply the mode the CAS's field is declared in.
+     * Hands a new task to the executor in place of {@code current}, or of none if {@code current}
+     * is null (see {@link #backgroundReclaim}). Returns whether the field was replaced (and cleared
+     * again if {@code execute} threw); if not, a newer task owns it. The new task is allocated
+     * before the CAS, so a Throwable there replaces nothing. The CAS is a volatile write that
+     * happens before {@code execute}, so the new task, wherever it runs, finds itself pending
+     * unless something replaced it since. {@link #continuingOn} is cleared by CAS, so that a
+     * thread never clears another's mark (a pool thread may run the next pass and hand its own
+     * continuation over before this {@code execute} returns). Its reads need no ordering with
+     * other threads: the read that finds this thread's mark is this thread's own, inside this
+     * {@code execute}, and program order makes it see the mark; any other thread finds a value
+     * that is not itself. Volatile is simply the mode the CAS's field is declared in.
      */
-    private boolean handOverNextPass(long stamp) {
-        long next = pendingStamp();
-        if (next == stamp) {
-            next = next == -1 ? 1 : next + 1;
-        }
-        if (!RECLAIM_PENDING_SINCE.compareAndSet(this, stamp, next)) {
-            return false; // superseded: the newer pass goes on, and its stamp is not ours to clear
+    private boolean handOverNextPass(BackgroundPass current) {
+        BackgroundPass next = new BackgroundPass();
+        if (!PENDING_PASS.compareAndSet(this, current, next)) {
+            return false; // superseded: the newer task goes on, and the field is not ours to clear
         }
         Thread self = Thread.currentThread();
         continuingOn = self;
         try {
-            executor.execute(backgroundReclaim);
+            executor.execute(next);
             return true;
         } catch (Throwable failure) {
             // Not logged here, where logging could throw into the executor's thread: the next
-            // create at the bound hands a pass to the same executor and logs what it throws.
-            RECLAIM_PENDING_SINCE.compareAndSet(this, next, 0L);
-            return true; // the stamp is cleared, or a pass the executor ran took it over
+            // create at the bound hands a pass to the same executor and logs what it throws. If
+            // the executor ran or queued the task before it threw, that run finds the field
+            // cleared (or a later task in it) and does nothing.
+            PENDING_PASS.compareAndSet(this, next, null);
+            return true; // the field is cleared, or a pass the executor ran took it over
         } finally {
             CONTINUING_ON.compareAndSet(this, self, null);
         }

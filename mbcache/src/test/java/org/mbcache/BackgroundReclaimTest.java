@@ -12,6 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.mbcache.contract.ConcurrentRounds;
 import org.mbcache.MbCacheReclaimTest.ManualExecutor;
 
 /**
@@ -154,6 +155,110 @@ class BackgroundReclaimTest {
             assertEquals(2, cache.stats().backgroundReclaimPasses());
             assertEquals(100 - 2 * BATCH, cache.size());
             assertFalse(cache.backgroundReclaimPending());
+        }
+    }
+
+    /**
+     * An executor stuck for over a second (other work, a long pause): a create at twice the bound
+     * hands the pending pass over again. When the executor catches up and runs both tasks, the one
+     * handed over first is no longer the pending pass and does nothing, so one chain of passes takes
+     * the count below the bound, and no pass runs below it.
+     */
+    @Test
+    void aPassHandedOverAgainLeavesTheOriginalTaskANoOp() throws Exception {
+        ManualExecutor executor = new ManualExecutor();
+        int maxEntries = 1_600;
+        int batch = maxEntries / MbCache.SHRINK_DIVISOR;
+        try (MbCache cache = MbCache.builder().bucketBits(6).maxEntries(maxEntries).hashSeed(42).executor(executor)
+                .memoryPressureReclaim(false).build()) {
+            int next = 0;
+            while (executor.tasks.isEmpty()) {
+                cache.create(next, next, true);
+                next++;
+            }
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(MbCache.STALE_BACKGROUND_PASS_NANOS) + 100);
+            while (executor.tasks.size() < 2) {
+                cache.create(next, next, true); // at twice the bound: the stale pass is handed over again
+                next++;
+            }
+
+            drainCheckingTheFloor(cache, executor, maxEntries - batch);
+
+            assertTrue(cache.size() < maxEntries, "size " + cache.size());
+            assertFalse(cache.backgroundReclaimPending());
+        }
+    }
+
+    /**
+     * An executor that runs every task twice: the second run of a pass finds it handed over (or the
+     * work ended) and does nothing, so the passes and the count are those of a single run.
+     */
+    @Test
+    void anExecutorThatRunsEveryTaskTwiceRunsEachPassOnce() {
+        ManualExecutor executor = new ManualExecutor();
+        try (MbCache cache = cache(64, task -> {
+            executor.execute(task);
+            executor.execute(task);
+        })) {
+            createRange(cache, 0, 100);
+
+            drainCheckingTheFloor(cache, executor, 64 - BATCH);
+
+            assertEquals(60, cache.size(), "100 less ten batches of 4: the first count below 64");
+            assertEquals(10, cache.stats().backgroundReclaimPasses());
+            assertFalse(cache.backgroundReclaimPending());
+        }
+    }
+
+    /**
+     * Executors that run a pass more than once at the same time as creates go on: every task twice
+     * on a pool, or the task on a pool and then a throw (so the creating thread runs it too). Once
+     * the creates stop and the work settles, the count is at least a batch below the bound, not
+     * lower: no pass ran a batch twice.
+     */
+    @Test
+    void executorsThatRunAPassTwiceConcurrentlyNeverTakeTheCountFarBelowTheBound() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            java.util.concurrent.Executor twice = task -> {
+                pool.execute(task);
+                pool.execute(task);
+            };
+            java.util.concurrent.Executor queuedThenThrowing = task -> {
+                pool.execute(task);
+                throw new RejectedExecutionException("queued all the same");
+            };
+            for (java.util.concurrent.Executor executor : List.of(twice, queuedThenThrowing)) {
+                int maxEntries = 1_600;
+                try (MbCache cache = MbCache.builder().bucketBits(6).maxEntries(maxEntries).executor(executor)
+                        .memoryPressureReclaim(false).build()) {
+                    ConcurrentRounds.together(() -> createRange(cache, 0, 60_000),
+                            () -> createRange(cache, 1 << 24, (1 << 24) + 60_000));
+                    awaitSettled(cache, 2L * maxEntries);
+                    Thread.sleep(200); // copies of passes still queued on the pool run meanwhile
+                    long size = cache.size();
+                    assertTrue(size >= maxEntries - maxEntries / MbCache.SHRINK_DIVISOR,
+                            "size " + size + ", " + cache.stats());
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Runs the queued tasks one at a time until none is left, checking after each that background
+     * passes alone never took the count below {@code floor}.
+     */
+    private static void drainCheckingTheFloor(MbCache cache, ManualExecutor executor, long floor) {
+        int tasksRun = 0;
+        Runnable task;
+        while ((task = executor.tasks.poll()) != null) {
+            task.run();
+            tasksRun++;
+            assertTrue(cache.size() >= floor, "after task " + tasksRun + ": size " + cache.size()
+                    + " is below " + floor + "; still queued " + executor.tasks.size());
+            assertTrue(tasksRun < 10_000, "the passes do not end");
         }
     }
 

@@ -1214,9 +1214,36 @@ public final class CaffeineDedupCache implements DedupCache {
         return null;
     }
 
+    /**
+     * Counts a lookup that returns {@code found} as a hit or a miss; returns it. A miss is first
+     * checked against a racing close ({@link #missUnlessClosed}), and then the only way this throws.
+     */
     private Entry countLookup(Entry found) {
-        statistics.add(found != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
-        return found;
+        Entry answer = found != null ? found : missUnlessClosed();
+        statistics.add(answer != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
+        return answer;
+    }
+
+    /**
+     * A lookup's miss: null, or the closed cache's exception if {@code close()} ran meanwhile. A
+     * lookup that passed its {@link #ensureOpen} just before a close can find the group dropped,
+     * even for a pair held until the close; a miss would then say the pair is not cached, and from
+     * {@code deleteOrGet} that nobody holds it. So every miss re-reads {@link #lifecycle} (and a
+     * broken cache answers with its breach, as every call does). Memory order: {@code close()}
+     * writes {@code lifecycle} (volatile) before it drops any group. A lookup that found the group
+     * gone read that drop in Caffeine's map, whose bins and links are read with acquire or volatile
+     * loads and written with release or volatile stores, or under the key's bin lock (a compute:
+     * a pin, or {@code deleteOrGet}'s). Each of those reads happens after the close's write, so the
+     * volatile read here sees it. One path rests on the hardware alone: Caffeine clears a dropped
+     * node's value with a plain store, after the node left the map (under the node's monitor, whose
+     * entry orders it after the close's earlier stores on x86 and AArch64); a lookup that read the
+     * node before it left and its value after it was cleared has no happens-before edge to the
+     * close. A miss that read nothing of the close (the pair was never there) may see the cache
+     * open or closed: both are right for a call that overlapped the close.
+     */
+    private Entry missUnlessClosed() {
+        ensureOpen();
+        return null;
     }
 
     /**
@@ -1269,14 +1296,15 @@ public final class CaffeineDedupCache implements DedupCache {
         Integer boxedKey = key;
         Entry[] group = currentGroup(boxedKey);
         if (group == null || indexOfValue(group, value) < 0) {
-            return null;
+            return missUnlessClosed();
         }
         DeleteOrGet deleteOrGet = new DeleteOrGet(value);
         groupMap.computeIfPresent(boxedKey, deleteOrGet);
         if (deleteOrGet.deleted) {
             statistics.add(DELETES, 1);
+            return null;
         }
-        return deleteOrGet.held;
+        return deleteOrGet.held != null ? deleteOrGet.held : missUnlessClosed();
     }
 
     /** The remapping function of {@link #deleteOrGet}. */

@@ -1162,6 +1162,27 @@ class DedupCacheContractTest {
         });
     }
 
+    /**
+     * A pair held until {@code close()} is cached until then: a lookup racing the close finds it
+     * (it ran before the close) or is told that the cache is closed. A miss would say the pair is
+     * not cached, and from {@code deleteOrGet} that nobody holds it.
+     */
+    @Test
+    void aLookupOfAPairHeldUntilCloseFindsItOrSaysTheCacheIsClosed() throws Exception {
+        assertEveryFailureRacingCloseSaysClosed(racing -> {
+            releaseFound(racing, racing.get(KEY, 3), "get");
+            releaseFound(racing, racing.findFirst(KEY), "findFirst");
+            releaseFound(racing, racing.deleteOrGet(KEY, 3), "deleteOrGet");
+        });
+    }
+
+    private static void releaseFound(DedupCache racing, CacheEntry found, String lookup) {
+        if (found == null) {
+            throw new AssertionError(lookup + " missed a pair held until close()");
+        }
+        racing.release(found);
+    }
+
     @Test
     void aFindNextWalkRacingCloseEitherSucceedsOrSaysTheCacheIsClosed() throws Exception {
         assertEveryFailureRacingCloseSaysClosed(racing -> {
