@@ -148,6 +148,8 @@ public final class CompactMbCache implements DedupCache {
     private static final long ALREADY_CACHED = -1L;
     private static final int SYNC_SHRINK_BATCH = MbCache.SYNC_SHRINK_BATCH;
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 8;
+    /** The most background passes one call chain runs in a row (see {@link #backgroundReclaim()}). */
+    private static final int MAX_NESTED_PASSES = 16;
     private static final System.Logger LOGGER = System.getLogger(CompactMbCache.class.getName());
     private static final VarHandle RECLAIM_PENDING_SINCE;
 
@@ -193,6 +195,11 @@ public final class CompactMbCache implements DedupCache {
     private volatile boolean closed;
     private volatile boolean tornDown;
     private boolean executorFailureLogged;
+    /**
+     * Background passes nested on this call chain (an executor that runs tasks where it is called).
+     * Plain: a racing thread at worst lets a chain run a pass more or stop a pass early.
+     */
+    private int nestedPasses;
     // Reclaim statistics, written under the reclaim lock.
     private long entriesReclaimed;
     private long backgroundReclaimPasses;
@@ -1272,7 +1279,10 @@ public final class CompactMbCache implements DedupCache {
 
     /**
      * The background pass: {@code maxEntries / 16} entries, then queued again on the executor while
-     * the cache is still above {@code maxEntries} and the pass freed something.
+     * the cache is still above {@code maxEntries} and the pass freed something. An executor that runs
+     * the task on the calling thread (or throws, so that it runs here) nests the passes: after
+     * {@link #MAX_NESTED_PASSES} in a row the chain stops, and the next create over the bound starts
+     * a new one.
      */
     private void backgroundReclaim() {
         long freed = 0;
@@ -1283,8 +1293,13 @@ public final class CompactMbCache implements DedupCache {
         } finally {
             reclaimPendingSince = 0;
         }
-        if (freed > 0 && !closed && entryCount.snapshot() > maxEntries) {
-            scheduleBackgroundReclaim();
+        if (freed > 0 && !closed && nestedPasses < MAX_NESTED_PASSES && entryCount.snapshot() > maxEntries) {
+            nestedPasses++;
+            try {
+                scheduleBackgroundReclaim();
+            } finally {
+                nestedPasses--;
+            }
         }
     }
 
