@@ -28,7 +28,9 @@ import org.mbcache.bench.report.Tsc;
  *   <li>{@code xattr BACKEND [warmMs measureMs]}: xattr-bench for one backend, in this JVM;</li>
  *   <li>{@code flood [BACKEND...] [--sizes N,...] [--budget-ms MS]}: the flood benchmark ({@link Flood}),
  *       one JVM per backend, then its table and targets;</li>
- *   <li>{@code foundshare [SOURCE]}: the real-file found-share ({@link FoundShare}), in this JVM.</li>
+ *   <li>{@code foundshare [SOURCE]}: the real-file found-share ({@link FoundShare}), in this JVM;</li>
+ *   <li>{@code scale [--sizes N,...] [BACKEND...]}: memory, lookups, creates and GC by entry count
+ *       ({@link ScaleBench}), one JVM per backend and size.</li>
  * </ul>
  */
 public final class BenchMain {
@@ -62,6 +64,9 @@ public final class BenchMain {
             case "foundshare":
                 FoundShare.main(rest);
                 break;
+            case "scale":
+                ScaleBench.main(rest);
+                break;
             case "-h":
             case "--help":
             case "help":
@@ -82,7 +87,8 @@ public final class BenchMain {
                 "       java -jar mbcache-bench.jar memory [BACKEND...]  retained bytes per entry (JOL + heap delta)",
                 "       java -jar mbcache-bench.jar xattr BACKEND [warmMs measureMs]",
                 "       java -jar mbcache-bench.jar flood [BACKEND...] [--sizes 65536,1048576] [--budget-ms 3000]",
-                "       java -jar mbcache-bench.jar foundshare [SOURCE.zip|DIR]  duplicates found with the chain cap vs unbounded"));
+                "       java -jar mbcache-bench.jar foundshare [SOURCE.zip|DIR]  duplicates found with the chain cap vs unbounded",
+                "       java -jar mbcache-bench.jar scale [--sizes 100000,1000000] [BACKEND...]  bytes/entry, hit, miss, churn, GC by size"));
     }
 
     /**
