@@ -215,7 +215,7 @@ public final class CompactMbCache implements DedupCache {
         this.executor = builder.executor != null ? builder.executor : MbCache.defaultExecutor();
         long slotsWanted = 4 * Math.min(maxEntries, 1L << 30);
         int slotBits = Math.max(12, Math.min(30, 64 - Long.numberOfLeadingZeros(slotsWanted - 1)));
-        int pageBits = Math.max(6, Math.min(16, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
+        int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
         this.table = new CompactTable(bucketBits, slotBits, Math.min(pageBits, slotBits), Buckets.seed(builder.hashSeed));
         this.entryCount = new EntryCount(maxEntries);
         this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);

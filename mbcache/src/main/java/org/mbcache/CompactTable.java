@@ -11,15 +11,16 @@ import java.util.Arrays;
  *
  * <h2>Slots</h2>
  * A slot is two {@code long}s side by side in a slot page ({@code 2^slotPageBits} slots a page, at
- * most 1 MiB): the value, then the <em>meta word</em>, the key in the upper 32 bits and the state in
+ * most 2^14 slots, 256 KiB: below half of G1's smallest region, so no page is a humongous object): the value, then the <em>meta word</em>, the key in the upper 32 bits and the state in
  * the lower 32: the reference count in bits 0-15, {@link #REFERENCED} (16), {@link #REUSABLE} (17),
  * {@link #WAITERS} (18) and the slot's generation in bits 19-31 (13 bits, advanced each time the
- * slot is handed to a new pair). Sixteen bytes at a 16-byte offset in the array, so a slot never
- * straddles a cache line. Count zero means free (or removed, or killed by close). Slot 0 is never
+ * slot is handed to a new pair). Sixteen bytes at a 16-byte offset from the array's first element:
+ * the JVM aligns arrays to 8 bytes only, so a slot straddles two cache lines only where the page
+ * happens to start at an odd multiple of 8 (then one slot in four does). Count zero means free (or removed, or killed by close). Slot 0 is never
  * used, so that a bucket reference of zero means "empty".
  *
  * <h2>Bucket records</h2>
- * Eight {@code long}s a bucket, in pages of up to 2^13 buckets: the head word (bit 0 the lock bit,
+ * Eight {@code long}s a bucket, in pages of up to 2^12 buckets (256 KiB): the head word (bit 0 the lock bit,
  * bits 1-63 a version that never wraps in practice), then seven longs that hold fourteen
  * {@code int}s: the chain's length, then the references of the chain's first 13 entries, oldest
  * first. A reference is the slot index in its low {@code slotBits} bits and a fingerprint of the
@@ -74,7 +75,12 @@ final class CompactTable {
     static final int RECORD_LONGS = 8;
     /** Chain positions held in the record itself; the rest are in the bucket's overflow array. */
     static final int INLINE = 13;
-    private static final int BUCKET_PAGE_BITS = 13;
+    /**
+     * 2^12 records a page: 256 KiB, under half of G1's smallest region (1 MiB), so a page is never
+     * a humongous object (those take whole regions, and a page of exactly half a region or more
+     * would waste up to half of what it takes).
+     */
+    private static final int BUCKET_PAGE_BITS = 12;
     private static final long LOCKED = 1;
 
     final int bucketBits;
