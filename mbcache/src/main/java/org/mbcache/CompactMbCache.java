@@ -26,14 +26,22 @@ import org.mbcache.internal.StripedStatistics;
  * per bucket, reference counts, second-chance reclaim, a chain cap), with no object per entry.
  *
  * <p><b>Which backend.</b> {@link MbCache} keeps one 40-byte object per entry, linked on an LRU
- * list: simple, exact creation-order reclaim, and the fastest choice up to a few hundred thousand
- * entries, where its objects stay in the processor caches and young collections are short. This
+ * list: exact creation-order reclaim, misses answered from key filters small enough to stay in the
+ * processor caches (it misses faster than this class), request-list and allocate-first creates,
+ * and young collections that stay short up to a few hundred thousand entries. This
  * class keeps every entry in primitive arrays allocated in pages: a slot of 16 bytes (value, key,
- * count, flags and a generation) and a reference of 4 bytes in a 64-byte bucket record, about 24
- * bytes an entry in all, and a constant number of objects however many entries there are. Pick it
- * from a few million entries up, or wherever the collector's work matters: there is nothing per entry
- * for it to copy or trace, and a hit reads the bucket record and the slot, two or three cache lines,
- * where MbCache follows about seven references. Reclaim is a CLOCK hand over the slot pages, not a
+ * count, flags and a generation) and a 4-byte reference in a 64-byte bucket record, with no object
+ * per entry and a number of objects that grows only by one page per 2^14 slots. What an entry costs
+ * is 16 bytes plus the record's 64 bytes over the entries a bucket holds, plus 4 bytes a bucket:
+ * about 25 bytes at 8 entries a bucket, 30 at 5 (the bucket count is a power of two, so a table
+ * sized for 8 holds 4 to 8). Pick it from a few million entries up, or wherever the collector's
+ * work matters: there is nothing per entry for it to copy or trace, and a hit reads the bucket
+ * record and the slot, two or three cache lines, where MbCache follows about seven references.
+ * What a hit cannot shed in either layout is its locked instructions (the reference count's
+ * acquire and release, and the hit counter): each waits for the loads before it, so hits do not
+ * overlap their cache misses as a plain map's lookups do, and once the table is out of the
+ * processor caches a hit costs its two misses' full latency (MbCache's notes measure that floor).
+ * Reclaim is a CLOCK hand over the slot pages, not a
  * list, so its order is the order of the slots (see "Reclaim order" below), not exact creation
  * order.
  *
