@@ -472,8 +472,9 @@ public final class CompactMbCache implements DedupCache {
             int at = table.valueIndex(slot);
             int generation = (generation(lvMeta(page, at)) + 1) & GENERATION_MASK;
             page[at] = value;
+            // The generation as a long: shifted as an int, its top bit would sign-extend over the key.
             CompactTable.soMeta(page, at, ((long) key << 32)
-                    | (generation << GENERATION_SHIFT) | (reusable ? REUSABLE : 0) | 1);
+                    | ((long) generation << GENERATION_SHIFT) | (reusable ? REUSABLE : 0) | 1);
             table.addNewest(bucket, print | slot);
             entryCount.add(1L - reclaimed); // counted before the unlock: nobody can free it uncounted
             return outcome;
@@ -1395,6 +1396,29 @@ public final class CompactMbCache implements DedupCache {
             return table.length(bucket);
         } finally {
             table.unlock(bucket);
+        }
+    }
+
+    /**
+     * Checks that every live slot is in its key's chain and every chain reference is a live slot of
+     * the chain's bucket; the first breach as an {@link AssertionError}. Quiet caches only; for tests.
+     */
+    void checkChains() {
+        for (int slot = 1; slot < table.end(); slot++) {
+            long meta = lvMeta(table.slotPage(slot), table.valueIndex(slot));
+            if (count(meta) != 0 && table.positionOf(table.bucketOf(keyOf(meta)), slot) < 0) {
+                throw new AssertionError("live slot " + slot + " (key " + keyOf(meta) + ") is not in its chain");
+            }
+        }
+        for (int bucket = 0; bucket < table.bucketCount(); bucket++) {
+            for (int pos = 0; pos < table.length(bucket); pos++) {
+                int slot = table.slotOfRef(table.refAt(bucket, pos));
+                long meta = lvMeta(table.slotPage(slot), table.valueIndex(slot));
+                if (count(meta) == 0 || table.bucketOf(keyOf(meta)) != bucket) {
+                    throw new AssertionError("bucket " + bucket + " position " + pos + " holds slot " + slot
+                            + " (count " + count(meta) + ", key " + keyOf(meta) + ")");
+                }
+            }
         }
     }
 

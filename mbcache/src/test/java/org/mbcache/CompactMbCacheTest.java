@@ -249,6 +249,93 @@ class CompactMbCacheTest {
     }
 
     @Test
+    void randomOperationsKeepEveryLiveSlotInItsChain() {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(2).maxEntries(32).executor(Runnable::run)
+                .hashSeed(3).build()) {
+            List<Long> held = new ArrayList<>();
+            for (int step = 0; step < 200_000; step++) {
+                int key = random.nextInt(8);
+                long value = random.nextInt(16);
+                switch (random.nextInt(6)) {
+                    case 0, 1 -> cache.create(key, value, random.nextBoolean());
+                    case 2 -> {
+                        long h = cache.deleteOrGetHandle(key, value);
+                        if (h != CompactMbCache.NO_ENTRY) {
+                            cache.release(h);
+                        }
+                    }
+                    case 3 -> {
+                        long h = cache.getHandle(key, value);
+                        if (h != CompactMbCache.NO_ENTRY) {
+                            if (held.size() < 4) {
+                                held.add(h);
+                            } else {
+                                cache.touch(h);
+                                cache.release(h);
+                            }
+                        }
+                    }
+                    case 4 -> {
+                        if (!held.isEmpty()) {
+                            cache.release(held.remove(random.nextInt(held.size())));
+                        }
+                    }
+                    default -> cache.shrink(random.nextInt(8));
+                }
+                cache.checkChains();
+            }
+        }
+    }
+
+    @Test
+    void concurrentRandomOperationsKeepEveryLiveSlotInItsChain() throws Exception {
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(2).maxEntries(32).executor(Runnable::run)
+                .hashSeed(3).build()) {
+            Thread[] threads = new Thread[2];
+            java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+            for (int t = 0; t < threads.length; t++) {
+                int seed = t;
+                threads[t] = new Thread(() -> {
+                    java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+                    try {
+                        for (int step = 0; step < 300_000; step++) {
+                            int key = random.nextInt(8);
+                            long value = random.nextInt(16);
+                            switch (random.nextInt(5)) {
+                                case 0, 1 -> cache.create(key, value, true);
+                                case 2 -> {
+                                    long h = cache.deleteOrGetHandle(key, value);
+                                    if (h != CompactMbCache.NO_ENTRY) {
+                                        cache.release(h);
+                                    }
+                                }
+                                case 3 -> {
+                                    long h = cache.findFirstHandle(key);
+                                    if (h != CompactMbCache.NO_ENTRY) {
+                                        cache.release(h);
+                                    }
+                                }
+                                default -> cache.shrink(random.nextInt(4));
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+                threads[t].start();
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            cache.checkChains();
+        }
+    }
+
+    @Test
     void theBuilderRefusesOtherCreateStrategiesAndBadOptions() {
         assertThrows(IllegalArgumentException.class,
                 () -> CompactMbCache.builder().createStrategy(CreateStrategy.ALLOCATE_FIRST));
