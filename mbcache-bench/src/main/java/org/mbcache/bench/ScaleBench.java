@@ -189,51 +189,7 @@ public final class ScaleBench {
         }
     }
 
-    static final class CompactPrimitive extends Subject {
-        final CompactMbCache cache;
-
-        CompactPrimitive(long n) {
-            cache = CompactMbCache.builder().bucketBits(bucketBits(n, 8)).maxEntries(n).executor(Runnable::run)
-                    .hashSeed(Backends.HASH_SEED).build();
-        }
-
-        @Override
-        void create(int key, long value) {
-            cache.create(key, value, true);
-        }
-
-        @Override
-        int lookup(int key) {
-            long handle = cache.findFirstHandle(key);
-            if (handle == CompactMbCache.NO_ENTRY) {
-                return 0;
-            }
-            cache.release(handle);
-            return 1;
-        }
-
-        @Override
-        int duplicate(int key, long value) {
-            return cache.create(key, value, true) ? 0 : 1;
-        }
-
-        @Override
-        void churn(int key, long value, int oldestKey) {
-            cache.create(key, value, true);
-        }
-
-        @Override
-        long footprint() {
-            return cache.footprintBytes();
-        }
-
-        @Override
-        void close() {
-            cache.close();
-        }
-    }
-
-    static final class Dedup extends Subject {
+    static class Dedup extends Subject {
         final DedupCache cache;
 
         Dedup(DedupCache cache) {
@@ -268,6 +224,32 @@ public final class ScaleBench {
         @Override
         void close() {
             cache.close();
+        }
+    }
+
+    /** The compact layout through its primitive API: handles instead of entry objects. */
+    static final class CompactPrimitive extends Dedup {
+        final CompactMbCache compact;
+
+        CompactPrimitive(long n) {
+            super(CompactMbCache.builder().bucketBits(bucketBits(n, 8)).maxEntries(n).executor(Runnable::run)
+                    .hashSeed(Backends.HASH_SEED).build());
+            compact = (CompactMbCache) cache;
+        }
+
+        @Override
+        int lookup(int key) {
+            long handle = compact.findFirstHandle(key);
+            if (handle == CompactMbCache.NO_ENTRY) {
+                return 0;
+            }
+            compact.release(handle);
+            return 1;
+        }
+
+        @Override
+        long footprint() {
+            return compact.footprintBytes();
         }
     }
 
