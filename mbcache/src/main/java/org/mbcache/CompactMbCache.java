@@ -118,8 +118,9 @@ public final class CompactMbCache implements DedupCache {
      *    slot was reused a multiple of 2^13 times in between (the generation wraps; then it acts on
      *    the new occupant as a double release does in MbCache).
      *
-     * The JCStress races in the stress module (SlotReuseVsLookup, SlotReuseVsRelease,
-     * StaleHandleRelease) exercise steps 2-4 with two actors and an arbiter.
+     * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,
+     * StaleHandleVsSlotReuse) exercise steps 2-4 with two actors and an arbiter; the soak and
+     * CompactMbCacheTest's random-operation tests reuse slots past the generation's 13 bits.
      *
      * Memory ordering. A new pair's value is a plain store and its meta word a release store
      * (CompactTable.soMeta), both inside the bucket's critical section, before the reference is
