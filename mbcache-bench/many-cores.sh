@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The scaling run that a 2-CPU machine cannot do: the key micro-benchmarks of both backends, in both
-# regimes, at 1 thread and at each larger thread count the machine has cores for (4, 8, 16 by default),
+# regimes, and HotKey (every thread looks up one pair), at 1 thread and at each larger thread count
+# the machine has cores for (4, 8, 16 by default),
 # then one table (`java -jar mbcache-bench.jar table`) whose "Scaling" section puts each thread count's
 # ns/op beside the 1-thread figure. Short iterations and one fork, so that it fits in about 6 minutes
 # on 16 cores; read its ratios as a first look, and re-run a row with `jmh ... -f 3` before quoting it.
@@ -32,5 +33,10 @@ for t in $THREADS; do
         -f "$FORKS" -wi 1 -w 300ms -i 3 -r 300ms -t "$t" -prof gc \
         -jvmArgs "-Xms4g -Xmx4g -XX:+AlwaysPreTouch" -rf json -rff "$OUT/micro-t$t.json"
     files+=("$OUT/micro-t$t.json")
+    # One hot key that every thread looks up: what threads sharing one entry cost each other.
+    java -jar "$JAR" jmh 'HotKey\.' \
+        -f "$FORKS" -wi 1 -w 300ms -i 3 -r 300ms -t "$t" -prof gc \
+        -jvmArgs "-Xms4g -Xmx4g -XX:+AlwaysPreTouch" -rf json -rff "$OUT/hotkey-t$t.json"
+    files+=("$OUT/hotkey-t$t.json")
 done
 java -Dmbcache.results="$OUT" -jar "$JAR" table "${files[@]}"

@@ -6,13 +6,17 @@
  * Caffeine is an optional dependency: only the {@code org.mbcache.caffeine} package needs it, and an
  * application on the module path that uses it requires {@code com.github.benmanes.caffeine} itself.
  * {@code jdk.jfr} carries the cache's flight-recorder events (reclaim passes, memory pressure, chains
- * at their cap), recorded only while a recording enables them.
+ * at their cap), recorded only while a recording enables them. Micrometer is optional too: only
+ * {@code org.mbcache.micrometer} needs it, and an application on the module path that publishes the
+ * caches' meters requires {@code micrometer.core} itself.
  */
 module org.mbcache {
     requires java.management;
     requires jdk.jfr;
     requires static com.github.benmanes.caffeine;
+    requires static micrometer.core;
 
     exports org.mbcache;
     exports org.mbcache.caffeine;
+    exports org.mbcache.micrometer;
 }

@@ -114,10 +114,14 @@ import org.mbcache.MbCache.Entry;
  * never fault: keys come from one {@code int[]} that also holds their count, every published array's
  * count fits its own capacity, and an index into {@code entries[b]} is checked against that array.
  * The version has 31 bits and wraps: a validation is fooled only if exactly a multiple of 2^31
- * critical sections ran on the one bucket while the reader stalled between its two loads, which
- * takes over a minute of nothing but writes to that bucket at the fastest a critical section
- * runs (about 50 ns). The same holds for a create that carries an absence its optimistic read
- * proved into its locked section ({@link #versionWithout}, {@link #lock}).
+ * critical sections ran on the one bucket while the reader stalled between its two loads (and the
+ * filter half of the word came back the same), which takes over a minute of nothing but writes to
+ * that bucket at the fastest a critical section runs (about 50 ns); the reader then answers from a
+ * torn read: a miss, or a live entry out of order, never a dead one (the reference is taken by
+ * increment-if-not-zero). A create that carries an absence its optimistic read proved into its
+ * locked section ({@link #versionWithout}, {@link #lock}) compares the 31-bit version alone: under
+ * the same coincidence, with the same pair inserted during the stall, it inserts the pair a second
+ * time. The contract (section 5) states this bound and why it is accepted.
  *
  * <p>A hit takes its reference with increment-if-not-zero <em>before</em> it validates: if the
  * version is unchanged, no critical section ran between the first load and the CAS, so the entry was
@@ -690,7 +694,7 @@ final class Buckets {
             while (i < words[b][LENGTH] && words[b][LENGTH] >= cap) {
                 Entry entry = entries[b][i];
                 if (pass == 0 && entry.hasFlag(Entry.REFERENCED)) {
-                    if (Entry.count(entry.lvState()) == 1) {
+                    if (!entry.heldByAnyCaller()) {
                         entry.setFlag(Entry.REFERENCED, false);
                     }
                     i++;

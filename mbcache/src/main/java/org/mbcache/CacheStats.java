@@ -29,7 +29,8 @@ package org.mbcache;
  *     which can be a moment after the create that made room necessary. Entries reclaimed because
  *     their chain reached its cap are counted in {@code chainCapReclaims}, not here.
  * @param backgroundReclaimPasses passes run on the cache's executor because a create found
- *     {@code size() >= maxEntries} (the contract, section 4), including those the creating thread
+ *     {@code size() >= maxEntries} (the contract, section 4), or because the previous pass left the
+ *     count there (each such pass is a task of its own), including those the creating thread
  *     ran instead because the executor threw. Exact. In the Caffeine backend, the
  *     tasks it hands to the executor (Caffeine's maintenance and its own unpin drains) that start
  *     while the cache is at or over {@code maxEntries}.

@@ -1,6 +1,11 @@
 package org.mbcache;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import org.mbcache.internal.Snapshots;
 
 /**
  * A concurrent deduplication cache: the contract of Linux's {@code fs/mbcache.c}, which ext2/ext4 use
@@ -200,11 +205,125 @@ public interface DedupCache extends AutoCloseable {
     CacheStats stats();
 
     /**
+     * Writes the cached pairs to {@code out} as a snapshot ({@code docs/snapshot-format.md}): each
+     * pair with its reusable flag, oldest first in the backend's reclaim order, so that
+     * {@link #readSnapshot(InputStream)} into an empty cache rebuilds the same order. The format
+     * depends on no backend and on no secret of the cache (the hash seed is never written): a
+     * snapshot of one backend restores into any other.
+     *
+     * <p>Under load: other threads may create, delete and look up meanwhile, and are not made to
+     * wait for the snapshot's I/O. A pair cached for the whole call is in the snapshot exactly once;
+     * a pair created or removed during the call may or may not be (one removed and created again
+     * meanwhile may be written twice, once per entry; a restore creates it once). The snapshot
+     * takes no reference: held entries stay held by their holders, and reclaim never waits for a
+     * snapshot. Each backend says how it reads its order.
+     *
+     * <p>{@code out} is written to but neither flushed beyond its own buffering nor closed. If
+     * {@code out} throws, the exception reaches the caller and the cache is unchanged; what was
+     * written is not a valid snapshot (it has no trailer).
+     *
+     * @param out where the snapshot goes
+     * @return the number of pairs written
+     * @throws IOException if {@code out} throws
+     * @throws java.io.InterruptedIOException if the thread is interrupted while the call waits for
+     *     another snapshot of the cache, in a backend that runs one at a time (the kernel port); the
+     *     thread's interrupt status is set again, nothing was written
+     * @throws NullPointerException if {@code out} is null
+     * @throws IllegalStateException if the cache is closed (also when it is closed during the call,
+     *     or while it waits for another snapshot)
+     */
+    long writeSnapshot(OutputStream out) throws IOException;
+
+    /**
+     * Restores a snapshot written by {@link #writeSnapshot(OutputStream)} (by any backend, of any
+     * format version this library reads) from {@code in}, which must hold the snapshot and nothing
+     * after it.
+     *
+     * <p>All or nothing: the whole stream is read and checked (every block's checksum, the trailer's
+     * pair count and checksums, the end of the stream) before the first pair is created, so a
+     * snapshot that fails any check is a {@link SnapshotFormatException} and creates nothing. No
+     * length read from the stream sizes an allocation beyond one block (53,256 bytes); the pairs
+     * to be created are held until then, 13 bytes each, at most as many as the budget below (in
+     * all at most {@code 13 * budget} bytes and about 213 KB more, whatever the snapshot's block
+     * sizes). Each block is copied out of the array handed to {@code in} before it is checked, so
+     * a stream that keeps that array and writes to it later cannot change what is created.
+     *
+     * <p>Then the pairs are created oldest first, as {@link #create} would. The budget is
+     * {@code maxEntries - size()}, read once before the stream is read: when the snapshot holds more
+     * pairs, only its newest budget-many are created (none if the cache is at or over its bound), so
+     * that the restore itself never sends the cache into reclaim, and never makes it evict a pair
+     * that was cached before. A pair already cached is left as it is (its flag and place kept) and not
+     * counted; it still uses one of the budget. Pairs other threads create meanwhile are theirs: the
+     * restore does not reserve room for itself, so reclaim they cause may take older pairs as it
+     * always does. The restore never reclaims for the chain cap either: a pair whose chain is at
+     * the cap (the kernel port's bucket chain; Caffeine's backend: the key's values nobody holds)
+     * is skipped, neither created nor counted, so that the cap evicts no pair cached before the
+     * restore and none the restore created. Restored entries start unreferenced, as every new
+     * entry does. A failure while
+     * the pairs are created (the cache closed meanwhile, an {@link OutOfMemoryError} from
+     * {@link #create}) reaches the caller and leaves the pairs created until then: all of them
+     * pairs of the checked snapshot, none of them in place of a pair cached before.
+     *
+     * <p>{@code in} is read to its end but not closed.
+     *
+     * @param in the snapshot
+     * @return the number of pairs this call created (not counting pairs that were already cached,
+     *     nor pairs left out for the budget, nor pairs skipped at the chain cap)
+     * @throws SnapshotFormatException if the bytes are not a snapshot this library reads, or fail a
+     *     check; nothing was created
+     * @throws IOException if {@code in} throws; nothing was created
+     * @throws NullPointerException if {@code in} is null
+     * @throws IllegalStateException if the cache is closed (also when it is closed during the call)
+     */
+    long readSnapshot(InputStream in) throws IOException;
+
+    /**
+     * Writes a snapshot ({@link #writeSnapshot(OutputStream)}) to {@code file} so that a crash never
+     * leaves a torn file under that name: the snapshot goes to a new temporary file in the same
+     * directory, which is forced to the device ({@link java.nio.channels.FileChannel#force}) and then
+     * moved over {@code file} with {@link java.nio.file.StandardCopyOption#ATOMIC_MOVE} (replacing an
+     * existing file). After a failure, or a crash, {@code file} is the old file or absent, never a
+     * part of the new one; the temporary file is deleted on failure (after a crash it may remain,
+     * named {@code .<file name>.<random>.tmp}).
+     *
+     * @param file the target file
+     * @return the number of pairs written
+     * @throws IOException if the file cannot be written, forced or moved (also when the file system
+     *     cannot move atomically: {@link java.nio.file.AtomicMoveNotSupportedException}), or
+     *     {@code file} has no parent directory (a root: a {@link java.nio.file.FileSystemException}
+     *     naming it)
+     * @throws NullPointerException if {@code file} is null
+     * @throws IllegalStateException if the cache is closed
+     */
+    default long writeSnapshot(Path file) throws IOException {
+        return Snapshots.writeFile(file, this::writeSnapshot);
+    }
+
+    /**
+     * Restores the snapshot in {@code file}, as {@link #readSnapshot(InputStream)}.
+     *
+     * @param file the snapshot file
+     * @return the number of pairs this call created
+     * @throws SnapshotFormatException if the file is not a snapshot this library reads, or fails a
+     *     check; nothing was created
+     * @throws IOException if the file cannot be opened or read
+     * @throws NullPointerException if {@code file} is null
+     * @throws IllegalStateException if the cache is closed
+     */
+    default long readSnapshot(Path file) throws IOException {
+        return Snapshots.readFile(file, this::readSnapshot);
+    }
+
+    /**
      * Stops background reclaim and drops every entry (kernel {@code mb_cache_destroy}). Threads blocked
      * in {@link #waitUnused} wake with an {@link IllegalStateException}. Idempotent: closing again does
      * nothing. Any other later call on the cache, and any later {@link CacheEntry#setReusable} or
      * {@link CacheEntry#close()} of one of its entries, is an {@link IllegalStateException}; an entry's
-     * {@code key()}, {@code value()} and {@code reusable()} stay readable.
+     * {@code key()}, {@code value()} and {@code reusable()} stay readable. A lookup
+     * ({@link #get}, {@link #findFirst}, {@link #findNext}, {@link #deleteOrGet}) that overlaps the
+     * close answers as it would have before it, or throws that exception: it never misses a pair
+     * because the close dropped it, so {@code null} from {@link #deleteOrGet} still means that
+     * nobody held the pair.
      */
     @Override
     void close();

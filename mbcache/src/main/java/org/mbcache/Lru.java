@@ -38,6 +38,19 @@ final class Lru {
     private long length;
 
     /**
+     * The next entry a snapshot walk copies (see {@link #snapshotChunk}); {@code null} when no walk is
+     * in progress or it reached the tail. Lock held, as every field below.
+     */
+    private Entry snapshotCursor;
+    /**
+     * The entry that was the walk's cursor and the list's tail when a pass polled it: if the pass
+     * puts it back, at the tail, it is the cursor again (it was not copied yet). Lock held.
+     */
+    private Entry snapshotRevive;
+    /** The mark of the walk in progress (or the last one): entries it copied carry it. Lock held. */
+    private int snapshotId;
+
+    /**
      * The tops of the append stacks: stack {@code i} at {@code (i + 1) * STRIDE}. The first
      * {@code STRIDE} slots stay empty, so that no top shares a line with the array's header or with
      * whatever object the heap put just before the array.
@@ -114,7 +127,14 @@ final class Lru {
     /** Unlinks and returns the oldest entry, or {@code null}. Lock held. */
     Entry pollOldest() {
         Entry oldest = head;
+        snapshotRevive = null;
         if (oldest != null) {
+            if (oldest == snapshotCursor) {
+                snapshotCursor = oldest.lpLruNext();
+                if (snapshotCursor == null) {
+                    snapshotRevive = oldest;
+                }
+            }
             head = oldest.lpLruNext();
             if (head == null) {
                 tail = null;
@@ -127,6 +147,10 @@ final class Lru {
 
     /** Links an entry at the tail (kernel {@code list_move_tail}, after the poll). Lock held. */
     void addNewest(Entry entry) {
+        if (entry == snapshotRevive) {
+            snapshotCursor = entry;
+            snapshotRevive = null;
+        }
         entry.spLruNext(null);
         if (tail == null) {
             head = entry;
@@ -168,6 +192,9 @@ final class Lru {
         while (current != null) {
             Entry next = current.lpLruNext();
             if (Entry.count(current.lvState()) == 0) {
+                if (current == snapshotCursor) {
+                    snapshotCursor = next;
+                }
                 if (previous == null) {
                     head = next;
                 } else {
@@ -196,6 +223,73 @@ final class Lru {
         head = null;
         tail = null;
         length = 0;
+        snapshotCursor = null;
+        snapshotRevive = null;
         deadEntries.reset();
+    }
+
+    /**
+     * Starts a snapshot walk at the head of the list: drains the append stacks (every entry created
+     * before the walk is then on the list) and takes a new mark. Lock held; one walk at a time (the
+     * cache's snapshot lock).
+     */
+    void startSnapshot() {
+        drainAppendStacks();
+        // 0 is the mark of an entry no walk copied yet: skipped when the id wraps (after 2^32 - 1
+        // walks, an entry still carrying the mark of the walk that many walks ago would be skipped;
+        // a cache would have to snapshot every millisecond for 50 days for that).
+        snapshotId = snapshotId == -1 ? 1 : snapshotId + 1;
+        snapshotCursor = head;
+        snapshotRevive = null;
+    }
+
+    /** Ends a snapshot walk, finished or not: the passes stop steering a cursor. Lock held. */
+    void endSnapshot() {
+        snapshotCursor = null;
+        snapshotRevive = null;
+    }
+
+    /**
+     * Copies the next live entries the snapshot walk has not copied yet, looking at no more than
+     * {@code maxVisits} entries of the list. Lock held.
+     *
+     * <p>Why a pair cached for the whole walk is copied exactly once, although the lock is let go
+     * between chunks and reclaim passes reorder the list meanwhile: the list changes only at its head
+     * (a pass polls entries, {@link #pollOldest}), at its tail (drains, {@link #addNewest}) and by
+     * the purge unlinking dead entries. The invariant is "every live entry on the list that the walk
+     * has not copied is at or after the cursor". It holds at the start (cursor = head, after the
+     * drain). Entries are linked only at the tail, which is after the cursor while there is one; a
+     * poll or a purge that unlinks the cursor moves it to the next entry first; a poll of the cursor
+     * when it was the tail remembers it, and if the pass puts it back (second chance) it becomes
+     * the cursor again. Entries a pass moves from before the cursor to the tail were copied already
+     * and carry this walk's mark, so the walk skips them. An entry on the append stacks after the
+     * start was created during the walk, and may be left out. The walk ends when the cursor runs
+     * off the tail: every entry of the start that is still live was copied by then.
+     *
+     * @return how many pairs were copied into the arrays
+     */
+    int snapshotChunk(int[] keys, long[] values, byte[] flags, int from, int max, int maxVisits) {
+        Entry current = snapshotCursor;
+        int id = snapshotId;
+        int copied = 0;
+        for (int visits = 0; current != null && copied < max && visits < maxVisits; visits++) {
+            int state = current.lvState();
+            if (Entry.count(state) != 0 && current.lpSnapshotMark() != id) {
+                current.spSnapshotMark(id);
+                keys[from + copied] = current.key;
+                values[from + copied] = current.value;
+                flags[from + copied] = (byte) (((state & Entry.REUSABLE) != 0 ? 1 : 0)
+                        | ((state & Entry.REFERENCED) != 0 ? 2 : 0));
+                copied++;
+            }
+            current = current.lpLruNext();
+        }
+        snapshotCursor = current;
+        return copied;
+    }
+
+    /** Whether the snapshot walk has run off the tail. Lock held. */
+    boolean snapshotDone() {
+        return snapshotCursor == null;
     }
 }

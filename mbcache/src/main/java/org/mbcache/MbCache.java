@@ -1,13 +1,20 @@
 package org.mbcache;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Saturating;
+import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
 
 /**
@@ -29,7 +36,8 @@ import org.mbcache.internal.StripedStatistics;
  * collection leaves the old generation over 80% full, a pass over half its entries. The 80% is a
  * collection-usage threshold ({@link java.lang.management.MemoryPoolMXBean}) set on the
  * old-generation pools when the first cache is built, unless the application set one already; a
- * threshold at the pool's maximum keeps the passes out.
+ * threshold at the pool's maximum keeps the passes out. A cache built with
+ * {@link Builder#memoryPressureReclaim(boolean) memoryPressureReclaim(false)} takes no part in this.
  */
 public final class MbCache implements DedupCache {
 
@@ -160,6 +168,13 @@ public final class MbCache implements DedupCache {
      * hit and cost every claim a scan. At 2 threads the medians of 6 forks show hits no slower than
      * at 1.
      *
+     * That holds for uniform keys. When every thread hits one entry (ext4's zero block, a shared
+     * ACL), the state word's line moves on every hit, so such an entry switches to hot mode once its
+     * acquire CAS keeps failing: callers' references then go to per-stripe cells of its own, and the
+     * exact decisions (claims, waitUnused, the over-release check) freeze the word and sum the cells.
+     * Entry's class comment has the protocol and its argument; at most Entry.MAX_HOT_ENTRIES entries
+     * of a cache are hot, and cold entries keep the protocol above, unchanged.
+     *
      * Memory ordering, by structure. Chain arrays, request lists and the LRU list are plain fields
      * guarded by a lock (bucket bit or LRU lock); optimistic reads of chains are validated as
      * described in Buckets. The entry state word is changed outside bucket locks (release, touch,
@@ -243,21 +258,154 @@ public final class MbCache implements DedupCache {
      * One cache entry (kernel {@code struct mb_cache_entry}) and the reference-counting protocol on
      * its state word.
      *
-     * <p>State word layout: bits 0-27 the reference count; bit 28 {@link #REFERENCED}; bit 29
-     * {@link #REUSABLE}; bit 30 {@link #WAITERS} (a thread waits in {@code waitUnused} for this
-     * entry). The count is zero exactly when the entry has left its chain.
+     * <p>State word layout: bits 0-26 the reference count; bit 27 {@link #FROZEN}; bit 28
+     * {@link #REFERENCED}; bit 29 {@link #REUSABLE}; bit 30 {@link #WAITERS} (a thread waits in
+     * {@code waitUnused} for this entry); bit 31 {@link #HOT}. The count is zero exactly when the
+     * entry has left its chain, in both modes below, and zero is final.
+     *
+     * <h2>Cold mode</h2>
+     *
+     * Every entry starts cold: the count is the cache's reference plus one per caller. A hit takes a
+     * reference by increment-if-not-zero ({@link #tryAcquire}), a release CASes it down unless that
+     * would reach the cache's own reference (over-release: refused, nothing changed), a claim
+     * (reclaim, the chain cap, {@code deleteOrGet}) CASes it from 1 to 0, and {@code waitUnused}
+     * sets {@link #WAITERS} in the CAS loop that reads a count above 2. One word decides everything,
+     * so every decision is one CAS. Its cost: every hit writes the word twice, and when all threads
+     * look up one key (ext4's zero block, a shared ACL) its line moves between cores on every hit.
+     *
+     * <h2>Hot mode</h2>
+     *
+     * An entry whose acquire or release CAS keeps failing (another thread wrote the word in
+     * between) switches to hot mode, for the rest of its life (a {@code percpu_ref} that never goes
+     * back to atomic mode until it dies). "Keeps failing" is a vote: every failed CAS is noted on
+     * the cache ({@link MbCache#noteContention}), and an acquire whose CAS failed switches once its
+     * entry has won {@value #HOT_SWITCH_VOTES} more votes than the other entries noted in its slot;
+     * a CAS failure alone is no sign (two threads meet on an entry by chance with uniform keys too),
+     * and a contended hit's CAS fails only now and then, though every one of its hits moves the line. A hot entry has
+     * {@link #hotCells}: one {@code long} counter per stripe ({@link StripedStatistics#stripeOf},
+     * {@value #CELL_STRIDE} longs, 128 bytes, apart). Invariant of a live hot entry:
+     *
+     * <pre>    callers' references = (count(state) - 1) + sum of the cells,   every cell &gt;= 0</pre>
+     *
+     * A hot hit adds 1 to its own stripe's cell and only reads the state word, so threads that hit
+     * the same entry write lines of their own. The count part of the state word keeps the cache's
+     * reference and the callers' references taken before the switch; nothing adds to it in hot mode.
+     *
+     * <p><b>Freezing.</b> Decisions that need the exact number of callers (a claim, the wait
+     * condition of {@code waitUnused}, the wake-up check of a release while somebody waits, the
+     * last check before calling a release an over-release, {@code findNext}'s check that the caller
+     * holds the entry) CAS {@link #FROZEN} into the word (one freezer at a time: a thread that
+     * finds it set waits until it is clear), sweep the cells, decide, and CAS it out again, or, for a
+     * successful claim, CAS the word to count 0 and the bit out at once. While the bit is set,
+     * only the freezer and {@link #kill} change the count (a release CASes the count down only from
+     * a word without {@link #FROZEN}), hits wait before they add to a cell, and the cells change
+     * only by releases, which decrease them, and by hits that had passed that wait before the
+     * freeze ("in flight"). Nothing between freezing and thawing allocates, calls out or waits,
+     * so the bit is always cleared again.
+     *
+     * <p><b>Memory ordering.</b> Every access to the state word and to a cell that decides anything
+     * is a volatile-mode {@link VarHandle} access (getVolatile, compareAndSet, getAndAdd), so all of
+     * them are in the Java memory model's synchronization order, a total order consistent with each
+     * thread's program order; every argument below is about that order. {@link #hotCells} is written
+     * (a volatile CAS) before the CAS that sets {@link #HOT}, so whoever reads {@link #HOT} from the
+     * word sees the cells (or {@code null} once the entry died, which it then treats as dead). The
+     * constructor's plain store of the word is published as the class comment of {@link MbCache}
+     * says.
+     *
+     * <p><b>Hit vs claim.</b> A hot hit reads the word (dead: fail; {@link #FROZEN}: wait until
+     * clear), adds 1 to its cell (a), reads the word again (b): live and not frozen, it holds the
+     * entry; frozen, it waits until the freezer is done and then holds it if the entry is live, or
+     * takes its 1 back and fails if it is dead. A claim freezes (f), sweeps (reading cell i at
+     * s(i)), and kills only if the count was 1 and every cell read 0. If the hit's (a) precedes the
+     * sweep's read of its cell, the sweep sees its unit (a release may have taken that very unit
+     * instead of its own, which leaves the sum the same), the claim fails, and the hit finds the
+     * entry live: it holds it, linearized at (a), before the claim. If (a) follows that read, it
+     * follows (f), so (b) reads the word at or after (f): while frozen the hit waits for the
+     * outcome, a dead entry makes it fail (linearized after the claim) and a live one succeed; a
+     * word read at (b) that is no longer frozen but live means the freeze ended live before (b),
+     * and every later freeze starts after (a) and counts the unit. So a claim never kills an entry
+     * a hit returns, and a hit never returns an entry a claim killed. A claim that fails because of
+     * an in-flight hit fails correctly: that hit keeps its reference (the entry stays live) and is
+     * linearized at its add. The cheap pre-check of a claim (a positive cell or a count above 1, read
+     * without freezing: busy) is the same argument with one read.
+     *
+     * <p><b>A sweep never undercounts.</b> During a freeze the count is fixed and each cell, once
+     * swept, only decreases, apart from units added after the sweep passed it by hits in flight,
+     * which wait for the freeze's outcome and are linearized after it. So the sum read is at least
+     * the callers' number at the end of the freeze, counting every unit of a hit it saw. Exact
+     * decisions use it in the direction that cannot hurt: a claim kills only on 0 (the entry is then
+     * unused at the kill); a release finds its own unit (at least 1 callers remain until it is
+     * spent); an over-release is declared only when the sweep finds nothing and the count is 1,
+     * which at the end of the freeze means no caller at all. The sum may overcount (a cell swept
+     * before a release took from it): a claim then fails or a waiter waits, both of which a
+     * caller that held the entry at the sweep's start justifies, and the releaser wakes the waiter
+     * (next paragraph).
+     *
+     * <p><b>Release vs waitUnused.</b> A hot release takes one unit: from its own cell if positive,
+     * else from any positive cell (references are interchangeable: one taken on another thread may
+     * be released here), else from the count if above 1 and the word not frozen, else it freezes and
+     * looks again exactly; a cell is decremented only by a CAS from a positive value, so cells never
+     * go below 0. Then it reads the word, and if {@link #WAITERS} is set it freezes and sums: at most
+     * one caller (the waiter's own reference) and it wakes the waiters, as a cold release does when
+     * its CAS leaves a count of 2. A waiter freezes with {@link #WAITERS} in the same CAS and sums:
+     * at most one caller and it does not wait. No lost wake-up: if a release's decrement comes
+     * before the waiter's sweep reads that cell, the sweep sees it; if after, then after the
+     * waiter's freezing CAS, so the release's read of the word (after its decrement) sees
+     * {@link #WAITERS} (only a waker clears it, and it wakes the queue when it does) and it sums
+     * again, after its own decrement and, frozen one at a time, after any other release's; the last
+     * release sees them all. The wait queue's own handshake is {@link HashedWaitQueues}'.
+     *
+     * <p><b>Switch-over vs release on another thread.</b> The switch is a CAS of the word that adds
+     * {@link #HOT} (and the switching hit's reference) to the word it read, so every cold operation
+     * that read the word before fails its CAS, re-reads, and takes the hot path; a cold reference
+     * released after the switch comes out of the count (or a cell: interchangeable), so the
+     * invariant holds across it, and a cold claim from count 1 cannot succeed on a word that
+     * changed. The cells are allocated first (and the hot-entry budget taken): if the allocation
+     * throws (out of memory), the entry stays cold and the budget is given back, and the hit goes
+     * on with the cold protocol.
+     *
+     * <p><b>Over-release.</b> A release that finds no unit anywhere, frozen, with the count at 1
+     * throws {@link IllegalStateException} and changes nothing, as a cold one does at count 1; on a
+     * dead entry likewise. What no counter can see stays as in cold mode: a caller that releases
+     * twice while another holder still uses the entry spends that holder's reference.
+     *
+     * <p><b>Memory.</b> A cold entry is 40 bytes with compressed oops, the cells field filling what
+     * was alignment padding. At most {@value #MAX_HOT_ENTRIES} entries of a cache are hot at once (a
+     * counter on the cache, given back when a hot entry dies); each holds {@code (stripes + 1) * 128}
+     * bytes of cells ({@link StripedStatistics#stripeCount}: 2 KiB up to 2 processors, 33 KiB from
+     * 32), dropped when it dies. When the budget is spent, contended entries stay cold: correct,
+     * only slower. {@code close()} kills every entry ({@link #kill}); a dead entry's cells do not
+     * matter.
      */
     static final class Entry implements CacheEntry {
-        static final int COUNT_MASK = (1 << 28) - 1;
+        static final int COUNT_MASK = (1 << 27) - 1;
+        /** A thread is deciding on the exact number of callers of a hot entry; see the class comment. */
+        static final int FROZEN = 1 << 27;
         static final int REFERENCED = 1 << 28;
         static final int REUSABLE = 1 << 29;
         static final int WAITERS = 1 << 30;
+        /** Callers' references are counted in {@link #hotCells} too; see the class comment. */
+        static final int HOT = 1 << 31;
+
+        /** Net contention votes ({@link MbCache#noteContention}) that switch an entry to hot mode. */
+        static final int HOT_SWITCH_VOTES = 4;
+        /** How many entries of one cache may be hot at once. */
+        static final int MAX_HOT_ENTRIES = 16;
+        /** Longs from one stripe's cell to the next: 128 bytes, apart also for the adjacent-line prefetcher. */
+        static final int CELL_STRIDE = 16;
+        private static final int CELL_MASK = StripedStatistics.stripeCount() - 1;
+        /** Spins on a frozen word before a waiting thread starts yielding its processor. */
+        private static final int SPINS_BEFORE_YIELD = 64;
 
         private static final VarHandle STATE;
+        private static final VarHandle HOT_CELLS;
+        private static final VarHandle CELL = MethodHandles.arrayElementVarHandle(long[].class);
 
         static {
             try {
-                STATE = MethodHandles.lookup().findVarHandle(Entry.class, "state", int.class);
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                STATE = lookup.findVarHandle(Entry.class, "state", int.class);
+                HOT_CELLS = lookup.findVarHandle(Entry.class, "hotCells", long[].class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -269,11 +417,23 @@ public final class MbCache implements DedupCache {
         /** Count and flags; see the class comment. Changed only by CAS. */
         private volatile int state;
         /**
+         * The mark of the last snapshot walk that copied this entry (0: none); read and written under
+         * the LRU lock only (see {@link Lru#snapshotChunk}). Costs nothing: the object stays 40 bytes
+         * with compressed references (it fills what was padding).
+         */
+        private int snapshotMark;
+        /**
          * The LRU link: while the entry sits on an append stack, the next older entry of that stack
          * (written by its creator before the CAS that publishes the entry); once drained, the next
          * newer entry of the LRU list (under the LRU lock). Plain: see {@link Lru}.
          */
         private Entry lruNext;
+        /**
+         * A hot entry's per-stripe reference counters (stripe {@code i}'s at
+         * {@code (i + 1) * CELL_STRIDE}); {@code null} while cold and once dead. Set by a volatile CAS
+         * before {@link #HOT} is set, cleared by {@link #retireHotCells}.
+         */
+        private volatile long[] hotCells;
 
         /** A new entry at count 2: the cache's reference and the creator's, dropped once listed. */
         Entry(MbCache cache, int key, long value, boolean reusable) {
@@ -297,14 +457,23 @@ public final class MbCache implements DedupCache {
             return STATE.compareAndSet(this, expected, updated);
         }
 
+        /** Whether the entry is in hot mode (its references partly counted in per-stripe cells). */
+        boolean isHot() {
+            return (lvState() & HOT) != 0;
+        }
+
         /**
          * Takes a reference unless the count already reached zero (kernel {@code atomic_inc_not_zero}).
+         * A cold entry whose CAS keeps failing switches to hot mode (see the class comment).
          *
          * @return {@code false} if the entry is dead
          */
         boolean tryAcquire() {
             for (;;) {
                 int s = lvState();
+                if ((s & HOT) != 0) {
+                    return tryAcquireHot(s);
+                }
                 int count = count(s);
                 if (count == 0) {
                     return false;
@@ -315,43 +484,297 @@ public final class MbCache implements DedupCache {
                 if (casState(s, s + 1)) {
                     return true;
                 }
+                if (cache != null && cache.noteContention(this) && switchToHot(1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** The hot hit of the class comment: a unit in the own cell, kept unless the entry died. */
+        private boolean tryAcquireHot(int s) {
+            if ((s & FROZEN) != 0) {
+                s = awaitThawed();
+            }
+            long[] cells = hotCells;
+            if (count(s) == 0 || cells == null) {
+                return false;
+            }
+            int own = ownCell();
+            CELL.getAndAdd(cells, own, 1L);
+            s = lvState();
+            if ((s & FROZEN) != 0) {
+                s = awaitThawed();
+            }
+            if (count(s) != 0) {
+                return true;
+            }
+            CELL.getAndAdd(cells, own, -1L); // dead: nobody counts the cells any more
+            return false;
+        }
+
+        /**
+         * Switches a cold entry to hot mode, adding {@code references} to the count in the same CAS.
+         * Allocates the cells first; a Throwable there, a spent budget, a dead entry or another
+         * thread's switch leave the entry as it was (then {@code false}).
+         */
+        boolean switchToHot(int references) {
+            if (cache == null || hotCells != null || !cache.reserveHotEntry()) {
+                return false;
+            }
+            long[] cells;
+            try {
+                cells = new long[(CELL_MASK + 2) * CELL_STRIDE];
+            } catch (Throwable allocationFailure) {
+                cache.giveBackHotEntry();
+                return false;
+            }
+            if (!HOT_CELLS.compareAndSet(this, null, cells)) {
+                cache.giveBackHotEntry();
+                return false;
+            }
+            for (;;) {
+                int s = lvState();
+                if (count(s) == 0 || count(s) + references >= COUNT_MASK) {
+                    // Dead (or saturated): the cells go back unless a kill took them already.
+                    if (HOT_CELLS.compareAndSet(this, cells, null)) {
+                        cache.giveBackHotEntry();
+                    }
+                    return false;
+                }
+                if (casState(s, (s + references) | HOT)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Index of the calling thread's cell in {@link #hotCells}. */
+        private static int ownCell() {
+            return (StripedStatistics.stripeOfCurrentThread(CELL_MASK) + 1) * CELL_STRIDE;
+        }
+
+        /** Waits until no thread freezes the word; the word then. */
+        private int awaitThawed() {
+            for (int spins = 0; ; spins++) {
+                int s = lvState();
+                if ((s & FROZEN) == 0) {
+                    return s;
+                }
+                if (spins < SPINS_BEFORE_YIELD) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+            }
+        }
+
+        /**
+         * Sets {@link #FROZEN} (and {@code flags}) once no other thread has it set, unless the entry
+         * is dead.
+         *
+         * @return the word before this freeze (dead: count 0, and nothing was set)
+         */
+        private int freeze(int flags) {
+            for (;;) {
+                int s = awaitThawed();
+                if (count(s) == 0 || casState(s, s | FROZEN | flags)) {
+                    return s;
+                }
+            }
+        }
+
+        /** Clears {@link #FROZEN} and {@code flags}, keeping what others changed meanwhile (flags, a kill). */
+        private void thaw(int flags) {
+            for (;;) {
+                int s = lvState();
+                if (casState(s, s & ~(FROZEN | flags))) {
+                    return;
+                }
+            }
+        }
+
+        /** The sum of the cells, read one by one (exact while frozen: see the class comment). */
+        private static long sumCells(long[] cells) {
+            long sum = 0;
+            for (int i = CELL_STRIDE; i < cells.length; i += CELL_STRIDE) {
+                sum += (long) CELL.getVolatile(cells, i);
+            }
+            return sum;
+        }
+
+        /** Whether some cell is positive, read without freezing: a caller holds the entry (or one in flight). */
+        private static boolean anyCellPositive(long[] cells) {
+            for (int i = CELL_STRIDE; i < cells.length; i += CELL_STRIDE) {
+                if ((long) CELL.getVolatile(cells, i) > 0) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Takes one unit from cell {@code i} if it holds any (a CAS from a positive value). */
+        private static boolean takeFromCell(long[] cells, int i) {
+            for (;;) {
+                long v = (long) CELL.getVolatile(cells, i);
+                if (v <= 0) {
+                    return false;
+                }
+                if (CELL.compareAndSet(cells, i, v, v - 1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Takes one unit from any positive cell. */
+        private static boolean takeFromAnyCell(long[] cells) {
+            for (int i = CELL_STRIDE; i < cells.length; i += CELL_STRIDE) {
+                if (takeFromCell(cells, i)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Drops the cells of an entry that died and gives its place in the hot budget back. */
+        private void retireHotCells() {
+            if (HOT_CELLS.getAndSet(this, (long[]) null) != null) {
+                cache.giveBackHotEntry();
             }
         }
 
         /**
          * Drops one caller's reference (the count part of kernel {@code mb_cache_entry_put}). A count
          * of 1 is the cache's own reference and 0 a dead entry: releasing then is an over-release,
-         * refused without touching the count.
+         * refused without touching the count (a hot entry: with no unit in any cell either, frozen).
          *
-         * @return the new state word, so the caller can see whether waiters need waking
+         * @return whether waiters must be woken: {@link #WAITERS} is set and at most one caller
+         *     (the waiter) still holds the entry
          */
-        int releaseReference() {
+        boolean releaseReference() {
             for (;;) {
                 int s = lvState();
+                if ((s & HOT) != 0) {
+                    return releaseHot();
+                }
                 if (count(s) <= 1) {
-                    throw new IllegalStateException(
-                            "entry released more often than it was handed out: " + this);
+                    throw overRelease();
                 }
                 if (casState(s, s - 1)) {
-                    return s - 1;
+                    return (s & WAITERS) != 0 && count(s - 1) <= 2;
+                }
+                if (cache != null) {
+                    cache.noteContention(this);
                 }
             }
         }
 
         /**
-         * Drops the cache's reference if it is the only one (count 1): reclaim, the chain cap and
-         * {@code deleteOrGet}. Flags survive; the count goes to 0. Called with the entry's bucket bit
-         * held, so the caller unhashes it before anyone looks.
+         * The over-release refusal, or "cache is closed" where {@code close()} took the reference
+         * (see {@link MbCache#referenceNotHeld}).
+         */
+        private IllegalStateException overRelease() {
+            String misuse = "entry released more often than it was handed out: " + this;
+            return cache == null ? new IllegalStateException(misuse) : cache.referenceNotHeld(misuse);
+        }
+
+        /** The hot release of the class comment, then its wake-up check. */
+        private boolean releaseHot() {
+            long[] cells = hotCells;
+            if (cells == null || count(lvState()) == 0) {
+                throw overRelease();
+            }
+            if (!takeFromCell(cells, ownCell()) && !takeFromAnyCell(cells) && !releaseFromCount(cells)) {
+                throw overRelease();
+            }
+            if ((lvState() & WAITERS) == 0) {
+                return false;
+            }
+            int s = freeze(0);
+            if (count(s) == 0) {
+                return false;
+            }
+            long callers = count(s) - 1 + sumCells(cells);
+            thaw(0);
+            return callers <= 1;
+        }
+
+        /** A hot release that found no cell with a unit: the count if above 1, else an exact look. */
+        private boolean releaseFromCount(long[] cells) {
+            for (;;) {
+                int s = awaitThawed();
+                if (count(s) == 0) {
+                    return false;
+                }
+                if (count(s) > 1) {
+                    if (casState(s, s - 1)) {
+                        return true;
+                    }
+                    continue;
+                }
+                s = freeze(0);
+                if (count(s) == 0) {
+                    return false;
+                }
+                if (takeFromAnyCell(cells)) {
+                    thaw(0);
+                    return true;
+                }
+                if (count(s) > 1) {
+                    // Only the freezer changes the count while frozen (and a kill, to 0: then done).
+                    for (;;) {
+                        int frozen = lvState();
+                        int thawed = count(frozen) == 0 ? frozen & ~FROZEN : (frozen & ~FROZEN) - 1;
+                        if (casState(frozen, thawed)) {
+                            return true;
+                        }
+                    }
+                }
+                thaw(0);
+                return false;
+            }
+        }
+
+        /**
+         * Drops the cache's reference if it is the only one (count 1, and for a hot entry no unit in
+         * any cell): reclaim, the chain cap and {@code deleteOrGet}. Flags survive; the count goes to
+         * 0. Called with the entry's bucket bit held, so the caller unhashes it before anyone looks.
          *
          * @return {@code false} if somebody holds the entry (or it is dead already)
          */
         boolean tryClaim() {
             for (;;) {
                 int s = lvState();
+                if ((s & HOT) != 0) {
+                    return tryClaimHot(s);
+                }
                 if (count(s) != 1) {
                     return false;
                 }
                 if (casState(s, s & ~COUNT_MASK)) {
+                    return true;
+                }
+            }
+        }
+
+        private boolean tryClaimHot(int s) {
+            long[] cells = hotCells;
+            if (count(s) != 1 || cells == null || anyCellPositive(cells)) {
+                return false;
+            }
+            s = freeze(0);
+            if (count(s) != 1 || sumCells(cells) != 0) {
+                if (count(s) != 0) {
+                    thaw(0);
+                }
+                return false;
+            }
+            for (;;) {
+                int frozen = lvState();
+                if (count(frozen) == 0) { // killed meanwhile (close)
+                    thaw(0);
+                    return false;
+                }
+                if (casState(frozen, frozen & ~(FROZEN | COUNT_MASK))) {
+                    retireHotCells();
                     return true;
                 }
             }
@@ -362,8 +785,11 @@ public final class MbCache implements DedupCache {
             for (;;) {
                 int s = lvState();
                 if (casState(s, s & ~COUNT_MASK)) {
-                    return;
+                    break;
                 }
+            }
+            if (hotCells != null) {
+                retireHotCells();
             }
         }
 
@@ -379,13 +805,16 @@ public final class MbCache implements DedupCache {
         }
 
         /**
-         * Sets {@link #WAITERS} unless the entry is already unused (count at most 2).
+         * Sets {@link #WAITERS} unless the entry is already unused (at most one caller: the waiter).
          *
          * @return {@code true} if the caller must wait (the flag is now set); {@code false} if unused
          */
         boolean markWaitingUnlessUnused() {
             for (;;) {
                 int s = lvState();
+                if ((s & HOT) != 0) {
+                    return markWaitingUnlessUnusedHot();
+                }
                 if (count(s) <= 2) {
                     return false;
                 }
@@ -395,12 +824,60 @@ public final class MbCache implements DedupCache {
             }
         }
 
+        private boolean markWaitingUnlessUnusedHot() {
+            long[] cells = hotCells;
+            int s = freeze(WAITERS);
+            if (count(s) == 0 || cells == null) {
+                if (count(s) != 0) {
+                    thaw((s & WAITERS) != 0 ? 0 : WAITERS);
+                }
+                return false;
+            }
+            boolean used = count(s) - 1 + sumCells(cells) > 1;
+            // Unused: leave the bit as it was (another waiter may have set it).
+            thaw(used || (s & WAITERS) != 0 ? 0 : WAITERS);
+            return used;
+        }
+
+        /**
+         * Whether any caller holds the entry ({@code findNext}'s check): a count above 1, or for a hot
+         * entry a unit in some cell, exactly (frozen) if a plain look finds none.
+         */
+        boolean heldByAnyCaller() {
+            int s = lvState();
+            if ((s & HOT) == 0 || count(s) != 1) {
+                return count(s) > 1;
+            }
+            long[] cells = hotCells;
+            if (cells == null) {
+                return false;
+            }
+            if (anyCellPositive(cells)) {
+                return true;
+            }
+            s = freeze(0);
+            if (count(s) == 0) {
+                return false;
+            }
+            boolean held = count(s) > 1 || sumCells(cells) > 0;
+            thaw(0);
+            return held;
+        }
+
         boolean hasFlag(int flag) {
             return (lvState() & flag) != 0;
         }
 
         Entry lpLruNext() {
             return lruNext;
+        }
+
+        int lpSnapshotMark() {
+            return snapshotMark;
+        }
+
+        void spSnapshotMark(int mark) {
+            snapshotMark = mark;
         }
 
         void spLruNext(Entry next) {
@@ -436,9 +913,12 @@ public final class MbCache implements DedupCache {
         @Override
         public String toString() {
             int s = lvState();
-            return "MbCache.Entry[key=" + key + ", value=" + value + ", refcount=" + count(s)
+            long[] cells = hotCells;
+            long references = count(s) + (cells != null && (s & HOT) != 0 ? sumCells(cells) : 0);
+            return "MbCache.Entry[key=" + key + ", value=" + value + ", refcount=" + references
                     + ((s & REUSABLE) != 0 ? ", reusable" : "")
-                    + ((s & REFERENCED) != 0 ? ", referenced" : "") + "]";
+                    + ((s & REFERENCED) != 0 ? ", referenced" : "")
+                    + ((s & HOT) != 0 ? ", hot" : "") + "]";
         }
     }
 
@@ -446,15 +926,19 @@ public final class MbCache implements DedupCache {
     // The cache: struct mb_cache
     // ------------------------------------------------------------------------------------------
 
-    private static final VarHandle RECLAIM_PENDING_SINCE;
+    private static final VarHandle PENDING_PASS;
+    private static final VarHandle CONTINUING_ON;
+    private static final VarHandle PASS_STARTED;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            RECLAIM_PENDING_SINCE = lookup.findVarHandle(MbCache.class, "reclaimPendingSince", long.class);
+            PENDING_PASS = lookup.findVarHandle(MbCache.class, "pendingPass", BackgroundPass.class);
+            CONTINUING_ON = lookup.findVarHandle(MbCache.class, "continuingOn", Thread.class);
+            PASS_STARTED = lookup.findVarHandle(BackgroundPass.class, "started", boolean.class);
             // Classes that an operation would otherwise initialize on its first run, long after the
             // cache was built: the flight-recorder events (at the first pass, chain-cap reclaim or
-            // pressure signal) and the pass kinds. A Throwable in a static initializer (an
+            // pressure signal), the pass kinds and the background pass's task. A Throwable in a static initializer (an
             // OutOfMemoryError on a full heap, just when the pressure pass runs) marks the class
             // unusable for the life of the JVM: every later use throws NoClassDefFoundError, and
             // every cache's reclaim would fail from then on. Initialized here, such a failure fails
@@ -463,6 +947,7 @@ public final class MbCache implements DedupCache {
             lookup.ensureInitialized(ReclaimPassEvent.Kind.class);
             lookup.ensureInitialized(ChainCapEvent.class);
             lookup.ensureInitialized(MemoryPressureEvent.class);
+            lookup.ensureInitialized(BackgroundPass.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -484,8 +969,10 @@ public final class MbCache implements DedupCache {
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
      */
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(2);
+    /** Entries of this cache in hot mode, at most {@link Entry#MAX_HOT_ENTRIES}; see {@link Entry}. */
+    private final AtomicInteger hotEntries = new AtomicInteger();
+    /** {@code null} for a cache built without memory-pressure reclaim. */
     private final MemoryPressureRegistry.Registration pressureRegistration;
-    private final Runnable backgroundReclaim = this::backgroundReclaim;
 
     /** {@link #statistics}' counters: the events {@link CacheStats} counts outside a lock. */
     private static final int LOOKUP_HITS = 0;
@@ -497,10 +984,15 @@ public final class MbCache implements DedupCache {
     private final StripedStatistics statistics = new StripedStatistics(6);
 
     /**
-     * When the pending background pass was handed to the executor ({@link System#nanoTime()}, never
-     * 0), or 0 if none is pending (kernel: {@code c_shrink_work} queued). At most one is pending.
+     * The background pass handed to the executor and not yet ended, or null if none is pending
+     * (kernel: {@code c_shrink_work} queued). At most one is pending: see {@link #backgroundReclaim}.
      */
-    private volatile long reclaimPendingSince;
+    private volatile BackgroundPass pendingPass;
+    /**
+     * The thread inside {@code execute} handing a continuation pass over, or null: a pass that runs
+     * on that thread runs inside that call (a caller-runs executor). See {@link #backgroundReclaim}.
+     */
+    private volatile Thread continuingOn;
     private volatile boolean closed;
     /** Whether a {@link #close()} has finished tearing down (dropped every entry, woken every waiter). */
     private volatile boolean tornDown;
@@ -523,7 +1015,7 @@ public final class MbCache implements DedupCache {
         this.lru = new Lru(deadEntriesBatch(maxEntries));
         this.entryCount = new EntryCount(maxEntries);
         this.buckets = new Buckets(bucketBits, builder.hashSeed);
-        this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
+        this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
     }
 
     /**
@@ -568,6 +1060,7 @@ public final class MbCache implements DedupCache {
         private CreateStrategy createStrategy = CreateStrategy.REQUEST_LIST;
         private Long hashSeed;
         private int chainCap;
+        private boolean memoryPressureReclaim = true;
 
         private Builder() {}
 
@@ -668,7 +1161,25 @@ public final class MbCache implements DedupCache {
         }
 
         /**
-         * A new, empty cache, registered for memory-pressure reclaim until it is closed.
+         * Whether the cache answers heap pressure with reclaim passes (see {@link MbCache}); default
+         * {@code true}. A cache built with {@code false} is never asked to shrink when a collection
+         * leaves the old generation full, so only its {@code maxEntries} bound and explicit
+         * {@link MbCache#shrink(long)} calls free its entries; and if no cache of the process asks
+         * for pressure reclaim, none sets the heap pools' collection-usage thresholds either. For a
+         * cache whose entries are cheap next to what recreating them costs, or whose owner already
+         * shrinks it on a signal of its own.
+         *
+         * @param enabled {@code false} to keep this cache out of memory-pressure reclaim
+         * @return this builder
+         */
+        public Builder memoryPressureReclaim(boolean enabled) {
+            this.memoryPressureReclaim = enabled;
+            return this;
+        }
+
+        /**
+         * A new, empty cache, registered for memory-pressure reclaim until it is closed unless
+         * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
          *
          * @return the cache
          */
@@ -767,9 +1278,6 @@ public final class MbCache implements DedupCache {
         statistics.add(CREATES, 1);
         try {
             releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
-        } catch (IllegalStateException killed) {
-            ensureOpen(); // close() killed the new entry: say so, not "released too often"
-            throw killed;
         } finally {
             if (reclaimed != 0) {
                 statistics.add(CHAIN_CAP_RECLAIMS, reclaimed);
@@ -805,7 +1313,7 @@ public final class MbCache implements DedupCache {
             count = entryCount.snapshot();
         } else if (entryCount.decides(estimate, maxEntries)) {
             count = estimate;
-        } else if (reclaimPendingSince != 0) {
+        } else if (pendingPass != null) {
             return;
         } else {
             count = entryCount.estimateSeenByThisThread(estimate);
@@ -829,7 +1337,10 @@ public final class MbCache implements DedupCache {
      * not looked for in the chain again under the bit if the bit was taken from the version the
      * read validated: then no critical section ran in between, and the chain is the one read. (The
      * request list, which the read does not see, is always checked.) That spares a new create one
-     * scan of its chain, which counts where a flood keeps the chain at its cap.
+     * scan of its chain, which counts where a flood keeps the chain at its cap. The version repeats
+     * after 2^31 critical sections of the bucket: a create stalled across exactly that many, one of
+     * which inserted its pair, would insert the pair twice (the contract, section 5, says why that
+     * bound is accepted).
      */
     private boolean requestPair(int bucket, int key, long value) {
         long versionWithout = buckets.versionWithout(bucket, key, value);
@@ -918,6 +1429,62 @@ public final class MbCache implements DedupCache {
         return capOutcome;
     }
 
+    /** What {@link #restoreUnlessCached} answers for a chain at the cap: nothing created. */
+    private static final long CHAIN_FULL = -2;
+
+    /**
+     * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims for the
+     * chain cap. A pair whose chain is at the cap is skipped (false, as for a pair already cached),
+     * so that a restore evicts no pair, neither one cached before it nor one it created. Whatever the
+     * strategy, the entry is allocated first and one critical section checks the chain, the
+     * requests of concurrent request-list creates and the cap, and hashes; no request is published,
+     * so no concurrent create is refused for a pair this one then skips.
+     */
+    private boolean createForRestore(int key, long value, boolean reusable) {
+        ensureOpen();
+        reclaimIfLarge();
+        int bucket = buckets.bucketOf(key);
+        if (buckets.versionWithout(bucket, key, value) == Buckets.CONTAINED) {
+            statistics.add(DUPLICATES_REFUSED, 1);
+            return false;
+        }
+        Entry entry = new Entry(this, key, value, reusable);
+        long outcome = restoreUnlessCached(bucket, entry);
+        if (outcome == ALREADY_CACHED) {
+            statistics.add(DUPLICATES_REFUSED, 1);
+            return false;
+        }
+        if (outcome == CHAIN_FULL) {
+            return false;
+        }
+        publishCreated(entry, outcome);
+        return true;
+    }
+
+    /**
+     * {@link #createForRestore}'s critical section.
+     *
+     * @return {@link #ALREADY_CACHED} (cached or requested), {@link #CHAIN_FULL}, or 0: hashed
+     */
+    private long restoreUnlessCached(int bucket, Entry entry) {
+        buckets.lock(bucket);
+        try {
+            if (buckets.hasRequest(bucket, entry.key, entry.value)
+                    || buckets.indexOf(bucket, entry.key, entry.value) >= 0) {
+                return ALREADY_CACHED;
+            }
+            if (closed) {
+                throw closedWhileCreating();
+            }
+            if (buckets.length(bucket) >= chainCap) {
+                return CHAIN_FULL;
+            }
+            return hashNewest(bucket, entry); // 0: below the cap, nothing reclaimed
+        } finally {
+            buckets.unlock(bucket);
+        }
+    }
+
     /** The contract's answer to a create that {@code close()} overtook. */
     private static IllegalStateException closedWhileCreating() {
         return new IllegalStateException("cache is closed");
@@ -946,8 +1513,8 @@ public final class MbCache implements DedupCache {
     public CacheEntry findNext(CacheEntry entry) {
         ensureOpen();
         Entry previous = ownEntry(entry);
-        if (Entry.count(previous.lvState()) <= 1) {
-            throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
+        if (!previous.heldByAnyCaller()) {
+            throw referenceNotHeld("findNext of an entry the caller does not hold: " + previous);
         }
         Entry next;
         try {
@@ -998,10 +1565,34 @@ public final class MbCache implements DedupCache {
         return found;
     }
 
-    /** Counts a lookup that returns {@code found} as a hit or a miss; returns it. Never throws. */
+    /**
+     * Counts a lookup that returns {@code found} as a hit or a miss; returns it. A miss is first
+     * checked against a racing close ({@link #missUnlessClosed}), and then the only way this throws.
+     */
     private Entry countLookup(Entry found) {
-        statistics.add(found != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
-        return found;
+        Entry answer = found != null ? found : missUnlessClosed();
+        statistics.add(answer != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
+        return answer;
+    }
+
+    /**
+     * A lookup's miss: null, or the closed cache's exception if {@code close()} ran meanwhile. A
+     * lookup that passed its {@link #ensureOpen} just before a close can find the chain emptied, or
+     * the entry killed, even for a pair held until the close; a miss would then say the pair is not
+     * cached, and from {@code deleteOrGet} that nobody holds it. So every miss re-reads
+     * {@link #closed}. Memory order: {@code close()} writes {@code closed} (volatile) before it
+     * empties any chain, each under its bucket bit, whose release (the unlock's release store)
+     * publishes the empty chain and the kills (volatile CASes of the entries' states). A lookup
+     * that saw the chain without the pair, or the entry dead, read what that close wrote: by an
+     * acquire load of the version it validated, by the acquire CAS that took the bucket bit, or by
+     * a CAS of the entry's state. Each of those reads happens after the close's write of
+     * {@code closed}, so the volatile read here sees it. A miss that read nothing of the close (the
+     * pair was never there) may see the cache open or closed: both are right for a call that
+     * overlapped the close.
+     */
+    private Entry missUnlessClosed() {
+        ensureOpen();
+        return null;
     }
 
     /**
@@ -1049,13 +1640,13 @@ public final class MbCache implements DedupCache {
         try {
             int index = buckets.indexOf(bucket, key, value);
             if (index < 0) {
-                return null;
+                return missUnlessClosed();
             }
             Entry entry = buckets.entryAt(bucket, index);
             if (!entry.tryClaim()) {
                 // Somebody holds it: hand it over, referenced. (In its chain under the bit, so its
                 // count is above zero and the acquire succeeds.)
-                return entry.tryAcquire() ? entry : null;
+                return entry.tryAcquire() ? entry : missUnlessClosed();
             }
             buckets.removeAt(bucket, index);
         } finally {
@@ -1159,14 +1750,71 @@ public final class MbCache implements DedupCache {
      * off the common path: a release nobody waits for touches nothing but the entry.
      */
     void releaseReference(Entry entry) {
-        int state = entry.releaseReference();
-        if ((state & Entry.WAITERS) != 0 && Entry.count(state) <= 2) {
+        if (entry.releaseReference()) {
             entry.setFlag(Entry.WAITERS, false);
             // If this throws (the queue lock's node allocation), the reference is dropped all the
             // same, and the waiters find the entry unused at their next re-check (HashedWaitQueues),
             // which also sets the bit again for whoever still waits.
             unusedWaiters.wake(entry);
         }
+    }
+
+    /** Slots of {@link #noteContention}'s vote, a power of two. */
+    private static final int CONTENTION_SLOTS = 4;
+    /** Per slot, the entry the contention vote favours (racy on purpose: see noteContention). */
+    private final Entry[] contendedEntries = new Entry[CONTENTION_SLOTS];
+    /** Per slot, the favoured entry's net votes. */
+    private final int[] contentionVotes = new int[CONTENTION_SLOTS];
+
+    /**
+     * Notes a failed CAS on an entry's state word, and answers whether the entry has been contended
+     * often enough to switch to hot mode ({@link Entry}). A majority vote (Boyer-Moore) per slot, the
+     * slot picked by the key: a failure on the favoured entry adds a vote, one on another entry takes
+     * one away, and an entry takes over a slot with no votes left. An entry that most failures hit
+     * gets to {@link Entry#HOT_SWITCH_VOTES} quickly; entries that meet by chance (uniform keys)
+     * cancel each other out. Plain fields, racy on purpose: a lost or torn vote only moves a
+     * switch, which is correct whenever it happens; failures are rare except on a contended
+     * entry, which stops failing once hot.
+     *
+     * @return whether the entry has {@link Entry#HOT_SWITCH_VOTES} votes or more
+     */
+    boolean noteContention(Entry entry) {
+        int slot = (entry.key * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(CONTENTION_SLOTS));
+        int votes = contentionVotes[slot];
+        if (contendedEntries[slot] == entry) {
+            contentionVotes[slot] = votes + 1;
+            return votes + 1 >= Entry.HOT_SWITCH_VOTES;
+        }
+        if (votes > 0) {
+            contentionVotes[slot] = votes - 1;
+        } else {
+            contendedEntries[slot] = entry;
+            contentionVotes[slot] = 1;
+        }
+        return false;
+    }
+
+    /** Takes a place in the hot-entry budget for an entry switching to hot mode; {@code false} if none is left. */
+    boolean reserveHotEntry() {
+        for (;;) {
+            int hot = hotEntries.get();
+            if (hot >= Entry.MAX_HOT_ENTRIES) {
+                return false;
+            }
+            if (hotEntries.compareAndSet(hot, hot + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** Gives back the place of a hot entry that died, or of a switch to hot mode that did not happen. */
+    void giveBackHotEntry() {
+        hotEntries.decrementAndGet();
+    }
+
+    /** How many entries are in hot mode now. */
+    int hotEntries() {
+        return hotEntries.get();
     }
 
     /**
@@ -1301,59 +1949,206 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /** Schedules one background pass unless one is pending (kernel: {@code queue_work(c_shrink_work)}). */
+    /**
+     * Schedules one background pass unless one is pending (kernel: {@code queue_work(c_shrink_work)}).
+     * The task is allocated before the CAS: if that throws, nothing is pending and the next create
+     * at the bound tries again.
+     */
     private void scheduleBackgroundReclaim() {
-        if (reclaimPendingSince == 0 && RECLAIM_PENDING_SINCE.compareAndSet(this, 0L, pendingStamp())) {
-            submitBackgroundReclaim();
+        if (pendingPass == null) {
+            BackgroundPass pass = new BackgroundPass();
+            if (PENDING_PASS.compareAndSet(this, null, pass)) {
+                submitBackgroundReclaim(pass);
+            }
         }
     }
 
     /**
      * The synchronous threshold was reached: if the pending background pass was handed over long
-     * ago, the executor dropped it (or is hopelessly behind); hand it a new one. A late original
-     * then only runs one pass more.
+     * ago, the executor dropped it (or is hopelessly behind); hand it a new one in its place. The
+     * one it replaces does nothing if it runs late.
      */
     private void resubmitStaleBackgroundReclaim() {
-        long since = reclaimPendingSince;
-        if (since != 0 && System.nanoTime() - since > STALE_BACKGROUND_PASS_NANOS
-                && RECLAIM_PENDING_SINCE.compareAndSet(this, since, pendingStamp())) {
-            submitBackgroundReclaim();
+        BackgroundPass pending = pendingPass;
+        if (pending != null && System.nanoTime() - pending.handedOverAt > STALE_BACKGROUND_PASS_NANOS) {
+            BackgroundPass pass = new BackgroundPass();
+            if (PENDING_PASS.compareAndSet(this, pending, pass)) {
+                submitBackgroundReclaim(pass);
+            }
         }
-    }
-
-    private static long pendingStamp() {
-        long now = System.nanoTime();
-        return now == 0 ? 1 : now;
     }
 
     /**
      * Hands the background pass to the executor. If {@code execute} throws anything (rejected, shut
      * down, or broken), the failure is logged and the pass runs here, on the creating thread, as
      * Caffeine does with its maintenance: background reclaim is never switched off by a failure.
-     * The pass runs before the failure is logged, so a log call that itself fails (out of memory)
-     * cannot leave the pass pending.
+     * (If the executor ran or queued the task before it threw, the pass still runs once: see
+     * {@link #backgroundReclaim}.) The pass runs before the failure is logged, so a log call that
+     * itself fails (out of memory) cannot leave the pass pending.
      */
-    private void submitBackgroundReclaim() {
+    private void submitBackgroundReclaim(BackgroundPass pass) {
         try {
-            executor.execute(backgroundReclaim);
+            executor.execute(pass);
         } catch (Throwable failure) {
             // The first failure is a warning with its stack; repeats (a broken executor fails every
             // time) are logged at DEBUG so that they do not flood the log.
-            backgroundReclaim();
+            pass.run();
             System.Logger.Level level = executorFailureLogged ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
             executorFailureLogged = true;
             LOGGER.log(level, "mbcache: the reclaim executor failed; ran the pass on the calling thread", failure);
         }
     }
 
-    /** The background pass (kernel {@code mb_cache_shrink_worker}). */
-    private void backgroundReclaim() {
+    /**
+     * One hand-over of the background pass to the executor: each hand-over allocates its own, and
+     * {@link #pendingPass} holds the one that may run. Identity is the token, so no later hand-over
+     * can be mistaken for this one while the executor still holds it.
+     */
+    private final class BackgroundPass implements Runnable {
+        /** When it was handed over ({@link System#nanoTime()}), for the staleness check. */
+        final long handedOverAt = System.nanoTime();
+        /** Set by the one run that may do the pass; only ever accessed by {@link MbCache#PASS_STARTED}. */
+        @SuppressWarnings("unused")
+        private boolean started;
+
+        @Override
+        public void run() {
+            backgroundReclaim(this);
+        }
+    }
+
+    /**
+     * The background pass (kernel {@code mb_cache_shrink_worker}), which goes on, one pass per
+     * executor task, until the count is below {@code maxEntries}. The kernel's worker frees one
+     * batch and waits for a later create to queue it again, so a writer whose bursts add more than
+     * a batch takes the cache to twice the bound, and pays synchronous passes there, while the
+     * worker sits idle. The pending-pass protocol, whose other steps are
+     * {@link #scheduleBackgroundReclaim}, {@link #resubmitStaleBackgroundReclaim},
+     * {@link #submitBackgroundReclaim} and {@link #handOverNextPass}:
+     * <ol>
+     *   <li>Each hand-over to the executor is a task object of its own ({@link BackgroundPass}),
+     *       and {@link #pendingPass} names the one pending or running, or is null. A create sets
+     *       it by CAS from null (or from a stale pass, below) to a task it allocated before the
+     *       CAS, and only then hands that task over. An allocation that throws therefore leaves
+     *       the field as it was, never naming a task nobody was given.</li>
+     *   <li>A task does its pass only if, when it starts, it is the pending one, and only on its
+     *       first run: a task no longer pending (replaced, or its work ended) and any second run
+     *       of a task (an executor that runs it twice, or runs it and then throws, so that the
+     *       creating thread runs it too; a CAS on {@code started} picks one run) do nothing at
+     *       all, and scan nothing. So the tasks that do passes form one chain, and an executor
+     *       that runs tasks late or twice adds no pass to it.</li>
+     *   <li>A pass scans one batch ({@code maxEntries / 16}), so no pass holds the LRU lock longer
+     *       than the kernel's does. Then, if it freed something, the cache is open and the count is
+     *       still at or above {@code maxEntries} (where a create would ask for another pass), it
+     *       continues: it replaces itself in {@code pendingPass} with a new task by CAS and hands
+     *       that to the executor, behind whatever else is queued there, never looping in this
+     *       task. The field does not go through null on the way, so no create schedules a second
+     *       pass meanwhile, and the staleness clock restarts at each hand-over. The target is the
+     *       bound itself, where creates schedule the work, with no low watermark below it: the
+     *       last pass already leaves up to a batch of room, and each pass further down would
+     *       evict entries a dedup cache is kept for, for the sake of passes that the next burst
+     *       asks for anyway.</li>
+     *   <li>Otherwise it ends the work: it clears the field by CAS from itself. A create that
+     *       found the pass pending scheduled nothing; if its entry came in after the pass read the
+     *       count, the count may be back at the bound with no pass pending, so a pass that cleared
+     *       the field reads the count again and, at the bound, hands a pass over as a create would
+     *       (by CAS from null). What can still slip through is one create per creating thread (its
+     *       check before the clear, its entry after the second read): the work ends at most that
+     *       far above the bound, and the next create schedules it again.</li>
+     *   <li>Every step is a CAS from the task itself. A pass replaced meanwhile (a create at twice
+     *       the bound handed a new task over because this one was over a second old) leaves the
+     *       field, and the going on, to the newer task. Only that replacement, made at twice the
+     *       bound, can overlap two passes (one that started just before it, and the new one), and
+     *       a batch each from there cannot take the count below the bound.</li>
+     *   <li>A pass stops when it frees nothing (every entry it reached was held or referenced):
+     *       passes that kept finding nothing to free would keep the executor busy for good. A later
+     *       create at the bound schedules again.</li>
+     *   <li>Faults. A Throwable in the pass clears the field (finally). A continuation the
+     *       executor throws on is not run here, where the thread is the executor's, or a create's
+     *       that ran a pass already because the executor threw: the field is cleared, and the next
+     *       create at the bound schedules again (running one pass itself if the executor still
+     *       throws). So a create runs one pass, neither looping nor recursing, however far above
+     *       the bound the count is. A task the executor drops leaves the field set: a create at
+     *       twice the bound hands a new task over once the pending one is a second old. An executor
+     *       that runs the task inside {@code execute} (a caller-runs policy) would stack one pass
+     *       per continuation on one thread: a pass that finds itself inside its own thread's
+     *       hand-over ({@link #continuingOn}) does not go on, so such a thread runs two passes at
+     *       most.</li>
+     * </ol>
+     * Memory order: {@code pendingPass} is volatile and changed only by CAS, so the tasks agree on
+     * one sequence of values; a task's fields are final, or written only by CAS. The CAS on
+     * {@code started} matters for its atomicity alone (one winner among the runs of one task).
+     */
+    private void backgroundReclaim(BackgroundPass pass) {
+        if (pendingPass != pass || !PASS_STARTED.compareAndSet(pass, false, true)) {
+            return; // replaced, ended, or another run of this task does the pass
+        }
+        boolean settled = false; // replaced or cleared here: the finally leaves the field alone
         try {
             if (!closed) {
-                reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimPassEvent.Kind.BACKGROUND);
+                long freed = reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimPassEvent.Kind.BACKGROUND);
+                if (freed > 0 && continuingOn != Thread.currentThread()) {
+                    if (atTheBound()) {
+                        settled = handOverNextPass(pass);
+                    } else if (PENDING_PASS.compareAndSet(this, pass, null)) {
+                        settled = true;
+                        if (atTheBound()) {
+                            handOverNextPass(null);
+                        }
+                    }
+                }
             }
         } finally {
-            reclaimPendingSince = 0;
+            if (!settled) {
+                PENDING_PASS.compareAndSet(this, pass, null);
+            }
+        }
+    }
+
+    /** Whether a background pass is pending or running (for tests). */
+    boolean backgroundReclaimPending() {
+        return pendingPass != null;
+    }
+
+    /** Whether the count is at or above {@code maxEntries}, on the estimate where it decides. */
+    private boolean atTheBound() {
+        long estimate = entryCount.estimate();
+        long count = entryCount.decides(estimate, maxEntries) ? estimate : entryCount.snapshot();
+        return !closed && count >= maxEntries;
+    }
+
+    /**
+     * Hands a new task to the executor in place of {@code current}, or of none if {@code current}
+     * is null (see {@link #backgroundReclaim}). Returns whether the field was replaced (and cleared
+     * again if {@code execute} threw); if not, a newer task owns it. The new task is allocated
+     * before the CAS, so a Throwable there replaces nothing. The CAS is a volatile write that
+     * happens before {@code execute}, so the new task, wherever it runs, finds itself pending
+     * unless something replaced it since. {@link #continuingOn} is cleared by CAS, so that a
+     * thread never clears another's mark (a pool thread may run the next pass and hand its own
+     * continuation over before this {@code execute} returns). Its reads need no ordering with
+     * other threads: the read that finds this thread's mark is this thread's own, inside this
+     * {@code execute}, and program order makes it see the mark; any other thread finds a value
+     * that is not itself. Volatile is simply the mode the CAS's field is declared in.
+     */
+    private boolean handOverNextPass(BackgroundPass current) {
+        BackgroundPass next = new BackgroundPass();
+        if (!PENDING_PASS.compareAndSet(this, current, next)) {
+            return false; // superseded: the newer task goes on, and the field is not ours to clear
+        }
+        Thread self = Thread.currentThread();
+        continuingOn = self;
+        try {
+            executor.execute(next);
+            return true;
+        } catch (Throwable failure) {
+            // Not logged here, where logging could throw into the executor's thread: the next
+            // create at the bound hands a pass to the same executor and logs what it throws. If
+            // the executor ran or queued the task before it threw, that run finds the field
+            // cleared (or a later task in it) and does nothing.
+            PENDING_PASS.compareAndSet(this, next, null);
+            return true; // the field is cleared, or a pass the executor ran took it over
+        } finally {
+            CONTINUING_ON.compareAndSet(this, self, null);
         }
     }
 
@@ -1408,7 +2203,9 @@ public final class MbCache implements DedupCache {
         }
         // Every step below may be done twice (a second close() racing this one, or retrying after
         // a Throwable here): each is idempotent, and tornDown is set only when all have run.
-        MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        if (pressureRegistration != null) {
+            MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        }
         lru.lock.lock();
         try {
             for (int bucket = 0; bucket < buckets.count(); bucket++) {
@@ -1426,6 +2223,122 @@ public final class MbCache implements DedupCache {
         }
         unusedWaiters.wakeAll();
         tornDown = true;
+    }
+
+    /** Entries of the LRU list a snapshot walk looks at per hold of the LRU lock. */
+    static final int SNAPSHOT_CHUNK = 256;
+
+    /** One snapshot walk at a time: the walk's cursor lives in the LRU list ({@link Lru}). */
+    private final ReentrantLock snapshotLock = new ReentrantLock();
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The order is the LRU list's, the one reclaim passes walk: oldest first. The walk holds the
+     * LRU lock for at most 256 entries at a time, copying their key, value and
+     * flags (a volatile read of the state word: no reference is taken), and writes the copies with
+     * the lock let go. Lookups, creates and deletes never take that lock; a reclaim pass does (and so
+     * a create that runs one synchronously at {@code 2 * maxEntries}), and waits for at most one such
+     * chunk. A pass that runs between two chunks moves the walk's cursor with the entries it moves,
+     * so that every entry cached throughout is copied once (the argument is on
+     * {@code Lru.snapshotChunk}); an entry a pass gives a second chance meanwhile is written where
+     * the walk meets it, at its new place. Dead entries (removed, still linked) are skipped. The
+     * referenced flag is written (record flag 2) but not restored. Snapshots of one cache run one
+     * at a time; one started from the stream of another of the same cache, on the same thread, is
+     * an {@link IllegalStateException}.
+     *
+     * <p>A call that finds another snapshot of this cache running waits for it, and stops waiting
+     * when the cache is closed ({@link IllegalStateException}, within 50 ms) or the thread is
+     * interrupted: then it throws {@link InterruptedIOException} with the thread's interrupt status
+     * set again, having written nothing.
+     */
+    @Override
+    public long writeSnapshot(OutputStream out) throws IOException {
+        Objects.requireNonNull(out, "out");
+        ensureOpen();
+        if (snapshotLock.isHeldByCurrentThread()) {
+            // From the stream of this cache's own snapshot: a nested walk would move the outer one's cursor.
+            throw new IllegalStateException("writeSnapshot called from within a snapshot of the same cache");
+        }
+        lockSnapshots();
+        try {
+            lru.lock.lock();
+            try {
+                ensureOpen();
+                lru.startSnapshot();
+            } finally {
+                lru.lock.unlock();
+            }
+            try {
+                return Snapshots.write(out, this::nextSnapshotChunk);
+            } finally {
+                lru.lock.lock();
+                try {
+                    lru.endSnapshot();
+                } finally {
+                    lru.lock.unlock();
+                }
+            }
+        } finally {
+            snapshotLock.unlock();
+        }
+    }
+
+    /** How often a snapshot waiting for another one looks whether the cache was closed. */
+    static final long SNAPSHOT_WAIT_POLL_MS = 50;
+
+    /**
+     * Takes {@link #snapshotLock}: at once if it is free, else waiting in slices of
+     * {@value #SNAPSHOT_WAIT_POLL_MS} ms, each ended early by an interrupt, between which a
+     * closed cache ends the wait. Holds the lock on return only.
+     */
+    private void lockSnapshots() throws InterruptedIOException {
+        if (snapshotLock.tryLock()) {
+            return;
+        }
+        try {
+            while (!snapshotLock.tryLock(SNAPSHOT_WAIT_POLL_MS, TimeUnit.MILLISECONDS)) {
+                ensureOpen();
+            }
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            InterruptedIOException thrown =
+                    new InterruptedIOException("interrupted while waiting for another snapshot of this cache");
+            thrown.initCause(interrupted);
+            throw thrown;
+        }
+    }
+
+    /** The snapshot walk's next pairs; 0 once it ran off the tail. */
+    private int nextSnapshotChunk(int[] keys, long[] values, byte[] flags, int from, int max) {
+        for (;;) {
+            lru.lock.lock();
+            try {
+                ensureOpen(); // close() cleared the list: never end a snapshot short as if complete
+                int copied = lru.snapshotChunk(keys, values, flags, from, Math.min(max, SNAPSHOT_CHUNK), SNAPSHOT_CHUNK);
+                if (copied != 0 || lru.snapshotDone()) {
+                    return copied;
+                }
+            } finally {
+                lru.lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created as by
+     * {@link #create}, on the calling thread, so they land on the LRU list in the snapshot's order,
+     * except that a restore never reclaims for the {@linkplain #chainCap() chain cap}: a pair whose
+     * chain is at the cap is skipped and not counted.
+     */
+    @Override
+    public long readSnapshot(InputStream in) throws IOException {
+        Objects.requireNonNull(in, "in");
+        ensureOpen();
+        long budget = maxEntries - size();
+        return Snapshots.read(in, budget, this::createForRestore);
     }
 
     /**
@@ -1462,6 +2375,20 @@ public final class MbCache implements DedupCache {
         if (closed) {
             throw new IllegalStateException("cache is closed");
         }
+    }
+
+    /**
+     * The exception for a caller's reference that an entry's count does not show: {@code misuse},
+     * unless the cache is closed. {@code close()} kills every entry, held ones too, so a call that
+     * passed its {@link #ensureOpen} just before a close can find its own reference gone; it is told
+     * that the cache is closed, as every call on a closed cache is, and not that it over-released.
+     * This is the one place every such refusal (a release, a {@code findNext}, the end of a create)
+     * is decided. Memory order: {@code close()} writes {@link #closed} (volatile) before it kills
+     * any entry (a volatile CAS of its state), so a thread whose volatile read of a count saw the
+     * kill sees {@code closed} set here.
+     */
+    IllegalStateException referenceNotHeld(String misuse) {
+        return new IllegalStateException(closed ? "cache is closed" : misuse);
     }
 
     /** The argument as an entry of this cache, or the contract's exception. */

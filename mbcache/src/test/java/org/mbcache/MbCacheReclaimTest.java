@@ -222,7 +222,7 @@ class MbCacheReclaimTest {
             for (int i = 0; i < 70; i++) {
                 cache.create(i, i, true);
             }
-            executor.runAll();
+            executor.tasks.remove().run();
             assertEquals(70 - 64 / 16, cache.size());
             assertEquals(1, cache.stats().backgroundReclaimPasses());
             assertTrue(isCached(cache, 4, 4));

@@ -29,7 +29,7 @@ class MemoryPressureRegistryTest {
 
     @Test
     void theFirstCacheSetsTheThresholdAtEightyPercentOfTheOldGeneration() throws Exception {
-        List<long[]> pools = thresholdsInAFreshJvm(false);
+        List<long[]> pools = thresholdsInAFreshJvm();
         assertTrue(pools.stream().anyMatch(pool -> pool[0] == pool[1] / 100 * MemoryPressureRegistry.THRESHOLD_PERCENT),
                 "some pool at 80%");
         assertTrue(pools.stream().noneMatch(pool -> pool[0] == pool[1]), "no pool at its maximum");
@@ -37,20 +37,29 @@ class MemoryPressureRegistryTest {
 
     @Test
     void aThresholdTheApplicationSetIsKept() throws Exception {
-        List<long[]> pools = thresholdsInAFreshJvm(true);
+        List<long[]> pools = thresholdsInAFreshJvm(PressureThresholdDriver.PRESET);
         assertFalse(pools.isEmpty());
         for (long[] pool : pools) {
             assertEquals(pool[1], pool[0], "threshold at the pool's maximum, as the application set it");
         }
     }
 
+    @Test
+    void aProcessWhoseOnlyCacheOptedOutOfPressureReclaimSetsNoThreshold() throws Exception {
+        List<long[]> pools = thresholdsInAFreshJvm(PressureThresholdDriver.OPTED_OUT);
+        assertFalse(pools.isEmpty());
+        for (long[] pool : pools) {
+            assertEquals(0, pool[0], "no threshold (0) on a pool of " + pool[1] + " bytes");
+        }
+    }
+
     /**
-     * Runs {@link PressureThresholdDriver} in a {@link FreshJvm} (the registry installs its thresholds
-     * once per process) and answers each heap pool's threshold and maximum after a cache was built.
+     * Runs {@link PressureThresholdDriver} with {@code driverArguments} in a {@link FreshJvm} (the
+     * registry installs its thresholds once per process) and answers each heap pool's threshold and
+     * maximum after a cache was built.
      */
-    private static List<long[]> thresholdsInAFreshJvm(boolean preset) throws Exception {
-        String output = FreshJvm.run(List.of("-Xmx64m"), PressureThresholdDriver.class,
-                preset ? new String[] {PressureThresholdDriver.PRESET} : new String[0]);
+    private static List<long[]> thresholdsInAFreshJvm(String... driverArguments) throws Exception {
+        String output = FreshJvm.run(List.of("-Xmx64m"), PressureThresholdDriver.class, driverArguments);
         List<long[]> pools = new ArrayList<>();
         for (String line : output.split("\\R")) {
             if (line.startsWith(PressureThresholdDriver.LINE)) {
@@ -81,6 +90,28 @@ class MemoryPressureRegistryTest {
             assertEquals(50, first.size());
             assertEquals(50, second.size());
             assertEquals(1, first.stats().requestedReclaimPasses());
+        }
+    }
+
+    @Test
+    void aCacheBuiltWithoutMemoryPressureReclaimIsNotRegistered() {
+        try (MbCache cache = MbCache.builder().memoryPressureReclaim(false).build()) {
+            assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+        }
+    }
+
+    @Test
+    void pressurePassesOverACacheBuiltWithoutMemoryPressureReclaim() {
+        try (MbCache optedOut = MbCache.builder().bucketBits(4).hashSeed(42).memoryPressureReclaim(false).build();
+             MbCache registered = sixteenBucketsSeeded()) {
+            for (int i = 0; i < 100; i++) {
+                optedOut.create(i, i, true);
+                registered.create(i, i, true);
+            }
+            MemoryPressureRegistry.INSTANCE.onMemoryPressure();
+            assertEquals(100, optedOut.size());
+            assertEquals(0, optedOut.stats().requestedReclaimPasses());
+            assertEquals(50, registered.size(), "the registry did fire");
         }
     }
 

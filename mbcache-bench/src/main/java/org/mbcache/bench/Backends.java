@@ -56,8 +56,8 @@ public final class Backends {
     public static final long BELOW_MAX_ENTRIES = 1L << 24;
     /**
      * mbcache's {@code bucketBits} for {@code createNew} below the bound ({@link Growing}):
-     * 2^16 buckets, so the 65,536-pair fill is 1 a bucket and the up to ~1,000,000 pairs one
-     * quick-run iteration adds (150 ms) take the chains to about the design load's 16, not past it.
+     * 2^16 buckets, so the 65,536-pair fill is 1 a bucket and the up to ~1,300,000 pairs one
+     * main-job iteration adds (200 ms) take the chains to about the design load's 16, not past it.
      * At bucketBits 12 they would take every chain to ~250, and creates would measure chain scans
      * (or the chain cap) instead of a cache with room; at 20 nearly every create would be the first
      * of its bucket and allocate the bucket's arrays.

@@ -12,14 +12,17 @@ import org.mbcache.bench.report.JmhResults;
 import org.mbcache.bench.report.Measured;
 import org.mbcache.bench.report.RatioChart;
 import org.mbcache.bench.report.Report;
+import org.mbcache.bench.report.RunAgreement;
 import org.mbcache.bench.report.ResultTable;
 import org.mbcache.bench.report.Targets;
 import org.mbcache.bench.report.Tsc;
+import org.mbcache.examples.SharedBlockStore;
 
 /**
  * {@code java -jar mbcache-bench.jar [command]}:
  * <ul>
- *   <li>no argument: the quick comparison ({@link QuickRun}), results in {@code mbcache-bench/results/};</li>
+ *   <li>no argument: the main job ({@link QuickRun}): the headline operations of mbcache against caffeine,
+ *       with how sure each ratio is, results in {@code mbcache-bench/results/};</li>
  *   <li>{@code jmh ARGS...}: JMH itself with ARGS (the full suite: {@code jmh}; {@code jmh -l};
  *       {@code jmh Micro.findFirstHit -f 3 -t 2}); adds {@code -prof gc} and a JSON result file
  *       unless ARGS choose their own, then prints the table;</li>
@@ -29,6 +32,13 @@ import org.mbcache.bench.report.Tsc;
  *   <li>{@code flood [BACKEND...] [--sizes N,...] [--budget-ms MS]}: the flood benchmark ({@link Flood}),
  *       one JVM per backend, then its table and targets;</li>
  *   <li>{@code foundshare [SOURCE]}: the real-file found-share ({@link FoundShare}), in this JVM;</li>
+ *   <li>{@code example}: ext4's share-or-write pattern on real bytes ({@link SharedBlockStore});</li>
+ *   <li>{@code foundshare --restart [SOURCE]}: the same, with a restart from a snapshot halfway;</li>
+ *   <li>{@code bursty [BACKEND...] [--warmup-ms MS] [--measure-ms MS]}: bursts of new creates with
+ *       idle gaps ({@link BurstyWriter});</li>
+ *   <li>{@code snapshot [--sizes N,...] [BACKEND...]}: snapshot write and restore against creating
+ *       the pairs ({@link SnapshotBench});</li>
+ *   <li>{@code compare FIRST.json SECOND.json}: whether two main-job runs ({@code main-job.json}) agree;</li>
  *   <li>{@code scale [--sizes N,...] [BACKEND...]}: memory, lookups, creates and GC by entry count
  *       ({@link ScaleBench}), one JVM per backend and size.</li>
  * </ul>
@@ -67,6 +77,18 @@ public final class BenchMain {
             case "scale":
                 ScaleBench.main(rest);
                 break;
+            case "bursty":
+                BurstyWriter.main(rest);
+                break;
+            case "snapshot":
+                SnapshotBench.main(rest);
+                break;
+            case "example":
+                SharedBlockStore.main(rest);
+                break;
+            case "compare":
+                compare(rest);
+                break;
             case "-h":
             case "--help":
             case "help":
@@ -81,13 +103,18 @@ public final class BenchMain {
 
     static void usage() {
         System.out.println(String.join("\n",
-                "usage: java -jar mbcache-bench.jar               quick comparison (~5 min), results in mbcache-bench/results/",
+                "usage: java -jar mbcache-bench.jar               main job: mbcache vs caffeine, headline operations (~3 min)",
                 "       java -jar mbcache-bench.jar jmh [JMH args]  JMH itself: the full suite, or e.g. -l, 'Micro.findFirstHit -f 3 -t 2'",
                 "       java -jar mbcache-bench.jar table FILE.json...  table + targets + chart from JMH JSON",
                 "       java -jar mbcache-bench.jar memory [BACKEND...]  retained bytes per entry (JOL + heap delta)",
                 "       java -jar mbcache-bench.jar xattr BACKEND [warmMs measureMs]",
                 "       java -jar mbcache-bench.jar flood [BACKEND...] [--sizes 65536,1048576] [--budget-ms 3000]",
                 "       java -jar mbcache-bench.jar foundshare [SOURCE.zip|DIR]  duplicates found with the chain cap vs unbounded",
+                "       java -jar mbcache-bench.jar foundshare --restart [SOURCE]  the same, restarted halfway from a snapshot",
+                "       java -jar mbcache-bench.jar bursty [BACKEND...] [--warmup-ms MS] [--measure-ms MS]  bursts of new creates with idle gaps",
+                "       java -jar mbcache-bench.jar snapshot [--sizes 100000,10000000] [BACKEND...]  snapshot write/restore vs create, bytes a pair",
+                "       java -jar mbcache-bench.jar example           ext4's share-or-write pattern: blocks written, shared, cache stats",
+                "       java -jar mbcache-bench.jar compare FIRST.json SECOND.json  do two main-job runs (main-job.json) agree?",
                 "       java -jar mbcache-bench.jar scale [--sizes 100000,1000000] [BACKEND...]  bytes/entry, hit, miss, churn, GC by size"));
     }
 
@@ -132,6 +159,16 @@ public final class BenchMain {
         Files.writeString(resultsDir().resolve("flood.md"), report, StandardCharsets.UTF_8);
         System.out.println(report);
         System.out.println("Wrote " + resultsDir().resolve("flood.md"));
+    }
+
+    /** Prints how far two main-job runs agree, speed-up by speed-up. */
+    static void compare(String[] files) throws Exception {
+        if (files.length != 2) {
+            System.err.println("compare: give two main-job.json files");
+            System.exit(2);
+        }
+        System.out.print(RunAgreement.markdown(RunAgreement.pairs(
+                RunAgreement.speedups(Path.of(files[0])), RunAgreement.speedups(Path.of(files[1])))));
     }
 
     private static final Set<String> INFO = Set.of("-l", "-lp", "-lprof", "-lrf", "-h", "--help", "-help");

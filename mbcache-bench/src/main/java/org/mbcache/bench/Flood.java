@@ -161,11 +161,8 @@ public final class Flood {
                          double honestBeforeNs, double honestDuringNs, double attackerMeanNs, double honestCreateMeanNs,
                          double victimBeforeMeanNs, double victimDuringMeanNs, long samples, long gcRounds,
                          long preemptedRounds) {
-        /**
-         * The line: {@code FLOOD}, then every component as {@code name=value}, read back by its
-         * name, so that the record's header is the one place that names the fields.
-         */
-        private static final ResultLine<Result> LINE = ResultLine.named(Result.class, "FLOOD");
+        /** The line: {@code FLOOD} and the record as JSON, so that the record's header is the one place that names the fields. */
+        private static final ResultLine<Result> LINE = ResultLine.of(Result.class, "FLOOD");
 
         /** The attacker's create over an honest new create at the same fill (medians). */
         public double attackerRatio() {
@@ -187,7 +184,7 @@ public final class Flood {
             return honestP999DuringNs / honestP999BeforeNs;
         }
 
-        /** The line the child JVM prints: {@code FLOOD} and one {@code name=value} a component. */
+        /** The line the child JVM prints: {@code FLOOD} and the record as JSON. */
         public String line() {
             return LINE.line(this);
         }

@@ -21,7 +21,6 @@ import java.util.zip.ZipFile;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
 import org.mbcache.MbCache;
-import org.mbcache.bench.ResultLine.Field;
 import org.mbcache.caffeine.CaffeineDedupCache;
 
 /**
@@ -66,14 +65,8 @@ public final class FoundShare {
             return foundUnbounded == 0 ? Double.NaN : (double) foundCapped / foundUnbounded;
         }
 
-        /**
-         * The line: {@code FOUNDSHARE}, the backend, the counts, then the source with underscores
-         * for spaces (so that it is one field; it reads back with the underscores).
-         */
-        private static final ResultLine<Result> LINE = ResultLine.positional(Result.class, "FOUNDSHARE",
-                Field.of("backend"), Field.of("blocks"), Field.of("duplicates"),
-                Field.of("foundCapped"), Field.of("foundUnbounded"),
-                new Field("source", source -> source.toString().replace(' ', '_')));
+        /** The line: {@code FOUNDSHARE} and the record as JSON. */
+        private static final ResultLine<Result> LINE = ResultLine.of(Result.class, "FOUNDSHARE");
 
         /** The line the child JVM prints. */
         public String line() {
@@ -196,20 +189,74 @@ public final class FoundShare {
             List<ByteBuffer> written = new ArrayList<>();
             int found = 0;
             for (Block b : blocks) {
-                CacheEntry e = cache.findFirst(b.crc32c());
-                while (e != null && !written.get((int) e.value()).equals(b.digest())) {
-                    e = cache.findNext(e);
-                }
-                if (e != null) {
-                    found++;
-                    cache.touch(e);
-                    cache.release(e);
-                } else {
-                    written.add(b.digest());
-                    cache.create(b.crc32c(), written.size() - 1, true);
-                }
+                found += shareOrWrite(cache, b, written);
             }
             return found;
+        }
+    }
+
+    /**
+     * ext4's share-or-write over the blocks, with a restart at block {@code restartAt}: there the
+     * cache is snapshotted, closed, and a new cache ({@link #cache(String, int)}, default chain cap)
+     * restored from the snapshot carries on. The blocks written before the restart stay written (a
+     * file system's blocks survive its cache). Returns the duplicates found.
+     */
+    static int foundWithRestart(String backend, List<Block> blocks, int restartAt) throws IOException {
+        List<ByteBuffer> written = new ArrayList<>();
+        int found = 0;
+        DedupCache cache = cache(backend, 0);
+        try {
+            for (int i = 0; i < blocks.size(); i++) {
+                if (i == restartAt) {
+                    java.io.ByteArrayOutputStream snapshot = new java.io.ByteArrayOutputStream();
+                    cache.writeSnapshot(snapshot);
+                    cache.close();
+                    cache = cache(backend, 0);
+                    cache.readSnapshot(new java.io.ByteArrayInputStream(snapshot.toByteArray()));
+                }
+                found += shareOrWrite(cache, blocks.get(i), written);
+            }
+        } finally {
+            cache.close();
+        }
+        return found;
+    }
+
+    /** One block through ext4's pattern: 1 if its contents were found in the cache, else 0 (written). */
+    private static int shareOrWrite(DedupCache cache, Block b, List<ByteBuffer> written) {
+        CacheEntry e = cache.findFirst(b.crc32c());
+        while (e != null && !written.get((int) e.value()).equals(b.digest())) {
+            e = cache.findNext(e);
+        }
+        if (e != null) {
+            cache.touch(e);
+            cache.release(e);
+            return 1;
+        }
+        written.add(b.digest());
+        cache.create(b.crc32c(), written.size() - 1, true);
+        return 0;
+    }
+
+    /**
+     * {@code foundshare --restart [SOURCE]}: for each backend, the duplicates found by a run that
+     * restarts halfway through the blocks (snapshot, new cache, restore) against a run that does
+     * not, both with the default chain cap, as shares of the duplicates; the target is a difference
+     * within 1 percentage point.
+     */
+    static void restart(Path source, List<Block> blocks) throws IOException {
+        int duplicates = duplicates(blocks);
+        for (String backend : List.of(Backends.MBCACHE, Backends.CAFFEINE)) {
+            int uninterrupted = found(cache(backend, 0), blocks);
+            int restarted = foundWithRestart(backend, blocks, blocks.size() / 2);
+            double kept = 100.0 * uninterrupted / duplicates;
+            double afterRestart = 100.0 * restarted / duplicates;
+            System.out.printf(Locale.ROOT, "FOUNDSHARE-RESTART %s %d %d %d %d %s%n", backend, blocks.size(), duplicates,
+                    uninterrupted, restarted, source.toString().replace(' ', '_'));
+            System.out.printf(Locale.ROOT, "%s: %d blocks, %d duplicates; found %.2f%% without a restart, %.2f%% with one"
+                    + " halfway (snapshot, new cache, restore): %+.2f percentage points (target: within 1) %s%n",
+                    backend, blocks.size(), duplicates, kept, afterRestart, afterRestart - kept,
+                    Math.abs(afterRestart - kept) <= 1 ? "met" : "MISSED");
         }
     }
 
@@ -241,17 +288,25 @@ public final class FoundShare {
     }
 
     /**
-     * {@code FoundShare [SOURCE]}: SOURCE is a zip or a directory of {@code .java} files; default
+     * {@code FoundShare [--restart] [SOURCE]}: SOURCE is a zip or a directory of {@code .java} files; default
      * the JDK's {@code lib/src.zip}, else the current directory. Prints one FOUNDSHARE line per
-     * backend and a sentence each.
+     * backend and a sentence each; with {@code --restart}, the restart comparison ({@link #restart}) instead.
      */
     public static void main(String[] args) throws IOException {
+        boolean restart = args.length > 0 && args[0].equals("--restart");
+        if (restart) {
+            args = java.util.Arrays.copyOfRange(args, 1, args.length);
+        }
         Path source = args.length > 0 ? Path.of(args[0]) : jdkSources() != null ? jdkSources() : Path.of(".");
         List<Block> blocks;
         try {
             blocks = blocks(source, MAX_BLOCKS);
         } catch (UncheckedIOException e) {
             throw e.getCause();
+        }
+        if (restart) {
+            restart(source, blocks);
+            return;
         }
         for (String backend : List.of(Backends.MBCACHE, Backends.CAFFEINE)) {
             Result r = measure(backend, source.toString(), blocks);

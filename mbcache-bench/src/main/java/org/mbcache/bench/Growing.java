@@ -10,7 +10,7 @@ import org.openjdk.jmh.annotations.TearDown;
  * cache grows during an iteration (it fills up, as after a restart) and the teardown of each
  * iteration takes it back to 65,536 entries, outside the measurement; mbcache then gets bucketBits
  * {@value Backends#BELOW_CREATE_BUCKET_BITS}, so that the fill is 1 a bucket and the chains grow
- * to about the design load's 16 during a quick-run iteration instead of far past it (longer
+ * to about the design load's 16 during a main-job iteration instead of far past it (longer
  * iterations take them further). At the bound nothing changes: reclaim keeps the cache at its fill.
  */
 @State(Scope.Benchmark)

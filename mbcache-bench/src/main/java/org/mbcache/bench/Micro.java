@@ -62,8 +62,11 @@ public class Micro {
             Long v = s.raw.getIfPresent(s.boxedPair[i]);
             return v == null ? -1 : v;
         }
-        DedupCache cache = s.cache;
-        CacheEntry e = cache.findFirst(s.pairKey[i]);
+        return valueReleased(s.cache, s.cache.findFirst(s.pairKey[i]));
+    }
+
+    /** The value of a looked-up entry, released; -1 for none. */
+    static long valueReleased(DedupCache cache, CacheEntry e) {
         if (e == null) {
             return -1;
         }
@@ -96,14 +99,7 @@ public class Micro {
             Long v = s.raw.getIfPresent(s.boxedPair[i]);
             return v == null ? -1 : v;
         }
-        DedupCache cache = s.cache;
-        CacheEntry e = cache.get(s.pairKey[i], s.pairValue[i]);
-        if (e == null) {
-            return -1;
-        }
-        long v = e.value();
-        cache.release(e);
-        return v;
+        return valueReleased(s.cache, s.cache.get(s.pairKey[i], s.pairValue[i]));
     }
 
     /**
@@ -113,9 +109,12 @@ public class Micro {
     @Benchmark
     public long findCompareTouch(Walk s, Cursor c) {
         int i = s.index[c.pos++ & KeyIndex.MASK];
-        long want = s.pairValue[i];
-        DedupCache cache = s.cache;
-        CacheEntry e = cache.findFirst(s.pairKey[i]);
+        return findCompareTouch(s.cache, s.pairKey[i], s.pairValue[i]);
+    }
+
+    /** ext4's walk for the pair {@code (key, want)}: its value, or -1 if it is not cached. */
+    static long findCompareTouch(DedupCache cache, int key, long want) {
+        CacheEntry e = cache.findFirst(key);
         while (e != null && e.value() != want) {
             e = cache.findNext(e);
         }

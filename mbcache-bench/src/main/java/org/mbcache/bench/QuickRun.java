@@ -1,5 +1,7 @@
 package org.mbcache.bench;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -9,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -18,110 +22,111 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.mbcache.bench.report.JmhResults;
-import org.mbcache.bench.report.Measured;
+import org.mbcache.bench.report.PairedComparison;
 import org.mbcache.bench.report.ProgressFormat;
-import org.mbcache.bench.report.RatioChart;
+import org.mbcache.bench.report.QuickReport;
 import org.mbcache.bench.report.Report;
-import org.mbcache.bench.report.ResultTable;
 import org.mbcache.bench.report.Tsc;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Group;
 import org.openjdk.jmh.profile.GCProfiler;
-import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
-import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * The main job: a curated quick comparison (all backends, the main operations, 1 and 2 threads,
- * at and below the bound, the ConcurrentHashMap baseline, the seed experiment, retained memory,
- * xattr-bench, the flood at maxEntries 65,536, the real-file found-share) that fits in about
- * 5 minutes on 2 cores. Its iterations are short so that both regimes fit: one fork of
- * 2 x 100 ms warm-up + 3 x 150 ms measurement per JMH run.
+ * The main job: the headline operations of the kernel port ({@code mbcache}) against the Caffeine
+ * backend ({@code caffeine}), one thread, measured so that two consecutive runs on one 2-core
+ * machine agree, in about 3 minutes.
+ *
+ * <p>It runs {@value #ROUNDS} rounds; each round runs one JMH fork of every headline operation on
+ * each backend, the two backends of an operation back to back (which goes first alternates from
+ * round to round). Drift on the machine (a neighbour's build, the clock) thus hits both backends of
+ * a round alike, and each round gives one paired speed-up; {@link PairedComparison} turns the
+ * rounds into a figure, an interval and a verdict. Every fork has a fixed heap ({@code -Xms} =
+ * {@code -Xmx}, pre-touched) and JMH's GC profiler for B/op; its score is the median of its
+ * measurement iterations, read from JMH's own {@link RunResult}.
  */
 final class QuickRun {
-    static final int FORKS = 1;
-    static final int WARMUP_ITERATIONS = 2;
-    static final int WARMUP_MS = 100;
-    static final int MEASURE_ITERATIONS = 3;
-    static final int MEASURE_MS = 150;
+    /** Forks per row: one a round. */
+    static final int ROUNDS = 5;
+    static final int WARMUP_ITERATIONS = 3;
+    static final int WARMUP_MS = 200;
+    static final int MEASURE_ITERATIONS = 5;
     /**
-     * Fork start, heap pre-touch, setup and teardown per JMH run: about 1.0 s in the last quiet run
-     * on this VM ((175 s - memory - xattr-bench) / 54 runs - the iterations), 1.3 s with a margin.
+     * Short enough that {@code createNew} below the bound ({@link Growing}) keeps its chains near
+     * the design load within an iteration.
      */
-    static final double FORK_OVERHEAD_S = 1.3;
-    /** Measured here: retained memory, ~3-4 s a backend, CaffeineDedupCache ~20 s (slow fill, 1.2 s full GCs). */
-    static final double MEMORY_S = 34.0;
-    /** The flood's time budget per phase in the main job; a phase stops there, whatever it has done. */
-    static final long FLOOD_BUDGET_MS = 600;
-    /** Measured here: the found-share over the JDK's src.zip, both backends, one JVM. */
-    static final double FOUND_SHARE_S = 8.0;
-    static final String[] FORK_JVM = {"-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch"};
-    static final int XATTR_WARM_MS = 120;
-    static final int XATTR_MEASURE_MS = 250;
-
-    static final String[] ALL = {Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE, Backends.CAFFEINE_RAW};
-    /**
-     * Lookups run the same code in both mbcache strategies (they differ only in create), so the
-     * quick run shows mbcache-allocfirst on the write benchmarks only; the full suite has it everywhere.
-     */
-    static final String[] LOOKUP = {Backends.MBCACHE, Backends.CAFFEINE, Backends.CAFFEINE_RAW};
-    static final String[] WALK = {Backends.MBCACHE, Backends.CAFFEINE};
-    static final List<String> MEMORY_BACKENDS = List.of(ALL);
-    /**
-     * The flood in the main job: the kernel port and the Caffeine backend (mbcache-allocfirst differs
-     * only in create and floods alike; the {@code flood} command runs every backend at both sizes).
-     */
-    static final List<String> FLOOD_BACKENDS = List.of(Backends.MBCACHE, Backends.CAFFEINE);
+    static final int MEASURE_MS = 200;
+    /** Fork start, heap pre-touch, the state's fill and teardown per fork, measured on a 2-CPU VM, with a margin. */
+    static final double FORK_OVERHEAD_S = 1.2;
+    /** The whole job's budget, seconds; the measurement's share is {@link #MEASUREMENT_BUDGET_S}. */
+    static final double BUDGET_S = 240;
+    /** What the plan may spend on forks. */
+    static final double MEASUREMENT_BUDGET_S = 210;
+    /** The forks' JVM options: a fixed, pre-touched heap, so no fork resizes its heap while it measures. */
+    static final String[] FORK_JVM = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"};
+    /** The two backends compared, kernel port first. */
+    static final List<String> BACKENDS = List.of(Backends.MBCACHE, Backends.CAFFEINE);
+    /** The {@code memory} command's default backends (it is not part of the main job). */
+    static final List<String> MEMORY_BACKENDS =
+            List.of(Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE, Backends.CAFFEINE_RAW);
 
     /**
-     * One JMH invocation: benchmarks named by their class and method (or {@code @Group}) names,
-     * explicit params (so the run count is known), a thread count. The names are checked against
-     * the class when the step is made, so a renamed or removed benchmark fails the plan loudly
-     * instead of silently matching nothing.
+     * One headline operation: a {@link Micro} benchmark in one regime, at the design load with
+     * uniform keys. The name is checked against {@link Micro} when the row is made, so a renamed
+     * benchmark fails the plan loudly instead of silently matching nothing.
+     *
+     * @param operation the operation in words, for the report
+     * @param benchmark the {@link Micro} method
+     * @param bound {@link Backends#AT} or {@link Backends#BELOW}
      */
-    record Step(Class<?> benchmarks, List<String> methods, Map<String, String[]> params, int threads) {
-        Step {
-            Objects.requireNonNull(benchmarks, "benchmarks");
-            methods = List.copyOf(methods);
-            if (methods.isEmpty()) {
-                throw new IllegalArgumentException(benchmarks.getSimpleName() + ": a step needs at least one benchmark");
+    record Headline(String operation, String benchmark, String bound) {
+        Headline {
+            Objects.requireNonNull(operation, "operation");
+            if (!isBenchmark(Micro.class, benchmark)) {
+                throw new IllegalStateException(Micro.class.getName() + " has no @Benchmark method named '"
+                        + benchmark + "': was it renamed? Update QuickRun.HEADLINES");
             }
-            for (String m : methods) {
-                if (!isBenchmark(benchmarks, m)) {
-                    throw new IllegalStateException(benchmarks.getName() + " has no @Benchmark method or @Group named '"
-                            + m + "': was it renamed? Update QuickRun.steps()");
-                }
-            }
-            params = new LinkedHashMap<>(params);
+            Backends.maxEntries(bound);
         }
 
-        Step(Class<?> benchmarks, String method, Map<String, String[]> params, int threads) {
-            this(benchmarks, List.of(method), params, threads);
-        }
-
-        /** The JMH include regex: exactly these benchmarks of exactly this class. */
+        /** The JMH include regex: exactly this benchmark. */
         String regex() {
-            return "^" + Pattern.quote(benchmarks.getName() + ".") + "(" + String.join("|", methods) + ")$";
+            return "^" + Pattern.quote(Micro.class.getName() + "." + benchmark) + "$";
         }
 
-        /** {@code Micro.(createNew|churn)}, for the plan. */
-        String shortName() {
-            return benchmarks.getSimpleName() + "."
-                    + (methods.size() == 1 ? methods.get(0) : "(" + String.join("|", methods) + ")");
-        }
-
-        /** JMH runs: benchmarks times their param combinations. */
-        int runs() {
-            int n = methods.size();
-            for (String[] v : params.values()) {
-                n *= v.length;
+        /** The JMH params of one fork on {@code backend}. */
+        Map<String, String> params(String backend) {
+            Map<String, String> p = new LinkedHashMap<>();
+            p.put("backend", backend);
+            p.put("bound", bound);
+            if (!benchmark.equals("createNew") && !benchmark.equals("churn")) {
+                p.put("load", Populated.FULL);
+                p.put("keys", KeyIndex.UNIFORM);
             }
-            return n;
+            return p;
         }
     }
+
+    /**
+     * The headline operations: the lookups and the refused duplicate on a steady cache at its bound,
+     * a new create with room (below the bound, as after a restart), and churn at the bound, where
+     * every create makes reclaim (Caffeine: eviction) run.
+     */
+    static final List<Headline> HEADLINES = List.of(
+            new Headline("hit: findFirst + release", "findFirstHit", Backends.AT),
+            new Headline("miss: findFirst of an absent key", "findFirstMiss", Backends.AT),
+            new Headline("get + release of a cached pair", "getRelease", Backends.AT),
+            new Headline("refused duplicate create", "createDuplicate", Backends.AT),
+            new Headline("new create below the bound", "createNew", Backends.BELOW),
+            new Headline("churn at the bound: create + deleteOrGet", "churn", Backends.AT));
 
     /**
      * Whether {@code name} is what JMH calls a benchmark of {@code c}: a {@code @Benchmark}
@@ -140,242 +145,249 @@ final class QuickRun {
         return false;
     }
 
-    static final String[] REGIMES = {Backends.AT, Backends.BELOW};
-    static final String[] FULL = {Populated.FULL};
-    static final String[] UNIFORM = {KeyIndex.UNIFORM};
-
-    /**
-     * Every micro-benchmark at 1 and 2 threads, at and below the bound, with the ConcurrentHashMap
-     * baseline (and, at 1 thread, the reference-counted floor), then the light load, the mixed group
-     * (both regimes) and the 2019 experiment.
-     */
-    static List<Step> steps() {
-        List<Step> steps = new ArrayList<>();
-        List<String> writes = List.of("createNew", "createDuplicate", "churn");
-        List<String> lookups = List.of("findFirstHit", "findFirstMiss", "getRelease");
-        for (int t : new int[] {1, 2}) {
-            steps.add(new Step(Micro.class, writes, params("backend", ALL, "bound", REGIMES, "load", FULL, "keys", UNIFORM), t));
-            steps.add(new Step(Micro.class, lookups, params("backend", LOOKUP, "bound", REGIMES, "load", FULL, "keys", UNIFORM), t));
-            steps.add(new Step(Micro.class, "findCompareTouch", params("backend", WALK, "bound", REGIMES, "keys", UNIFORM), t));
-            // the reference-counted floor at 1 thread only: at 2 as well the plan would run past the budget
-            steps.add(new Step(Baseline.class, t == 1 ? List.of("findFirstHit", "findFirstHitCounted", "findFirstMiss")
-                    : List.of("findFirstHit", "findFirstMiss"),
-                    params("backend", new String[] {Backends.CHM}, "load", FULL, "keys", UNIFORM), t));
-        }
-        // the light load (1 per bucket, cache-resident, so below the bound) for the hit-vs-raw target, 1 thread
-        String[] light = {Populated.LIGHT};
-        steps.add(new Step(Micro.class, "findFirstHit", params("backend",
-                new String[] {Backends.MBCACHE, Backends.CAFFEINE_RAW}, "bound", new String[] {Backends.BELOW}, "load", light, "keys", UNIFORM), 1));
-        steps.add(new Step(Baseline.class, "findFirstHit", params("backend", new String[] {Backends.CHM}, "load", light, "keys", UNIFORM), 1));
-        steps.add(new Step(Mixed.class, "mixed", params("backend", ALL, "bound", REGIMES, "load", FULL, "keys", UNIFORM), 2));
-        steps.add(new Step(SeedCreate.class, "create",
-                params("backend", new String[] {Backends.MBCACHE_ALLOCFIRST, Backends.MBCACHE}, "dupPercent", new String[] {"90"}), 1));
-        return steps;
+    /** Forks in the whole job. */
+    static int forks() {
+        return ROUNDS * HEADLINES.size() * BACKENDS.size();
     }
 
-    /** Seconds of the xattr-bench: one JVM a backend. */
-    static double xattrSeconds() {
-        return XattrBench.BACKENDS.size()
-                * (2.0 + (4 + XattrBench.THREADS.length * XattrBench.VALUES.length) * (XATTR_WARM_MS + XATTR_MEASURE_MS) / 1000.0);
-    }
-
-    /** Seconds of the flood at 65,536: one JVM a backend, two floods, each at most 3 phases of the budget plus the fill. */
-    static double floodSeconds() {
-        // Measured: about 10 s a backend at 65,536 with 600 ms phases, the warm-up floods included.
-        return FLOOD_BACKENDS.size() * (4.0 + Flood.KINDS.size() * (3 * FLOOD_BUDGET_MS / 1000.0 + 1.2));
+    /** Seconds one fork takes: its start and fill, warm-up and measurement. */
+    static double secondsPerFork() {
+        return FORK_OVERHEAD_S + (WARMUP_ITERATIONS * WARMUP_MS + MEASURE_ITERATIONS * MEASURE_MS) / 1000.0;
     }
 
     /** The plan's estimate of the whole job, in seconds. */
-    static double plannedSeconds(List<Step> steps) {
-        int runs = steps.stream().mapToInt(Step::runs).sum();
-        return runs * secondsPerRun() + MEMORY_S + xattrSeconds() + floodSeconds() + FOUND_SHARE_S;
-    }
-
-    private static Map<String, String[]> params(Object... kv) {
-        Map<String, String[]> m = new LinkedHashMap<>();
-        for (int i = 0; i < kv.length; i += 2) {
-            m.put((String) kv[i], (String[]) kv[i + 1]);
-        }
-        return m;
-    }
-
-    static double secondsPerRun() {
-        return FORK_OVERHEAD_S + FORKS * (WARMUP_ITERATIONS * WARMUP_MS + MEASURE_ITERATIONS * MEASURE_MS) / 1000.0;
+    static double plannedSeconds() {
+        return forks() * secondsPerFork();
     }
 
     static String runNote() {
-        return String.format(Locale.ROOT, "quick run: %d fork, %d x %d ms warm-up + %d x %d ms measurement per benchmark, "
-                        + "forks %s, -prof gc — for publication use `jmh` with -f 3 (the default of every benchmark class)",
-                FORKS, WARMUP_ITERATIONS, WARMUP_MS, MEASURE_ITERATIONS, MEASURE_MS, String.join(" ", FORK_JVM));
+        return String.format(Locale.ROOT, "%d rows (%d operations x %s), 1 thread, %d forks a row (one a round, the backends "
+                        + "of an operation back to back), each %d x %d ms warm-up + %d x %d ms measurement, fork JVM %s, "
+                        + "-prof gc; %d forks, planned ~%.0f s",
+                HEADLINES.size() * BACKENDS.size(), HEADLINES.size(), String.join(" and ", BACKENDS), ROUNDS,
+                WARMUP_ITERATIONS, WARMUP_MS, MEASURE_ITERATIONS, MEASURE_MS, String.join(" ", FORK_JVM), forks(),
+                plannedSeconds());
     }
 
-    static int run(Path dir, PrintStream out) throws IOException, InterruptedException {
+    /** The options of one fork of a headline on a backend. */
+    static Options options(Headline h, String backend) {
+        OptionsBuilder o = new OptionsBuilder();
+        o.include(h.regex())
+                .threads(1)
+                .forks(1)
+                .warmupIterations(WARMUP_ITERATIONS)
+                .warmupTime(TimeValue.milliseconds(WARMUP_MS))
+                .measurementIterations(MEASURE_ITERATIONS)
+                .measurementTime(TimeValue.milliseconds(MEASURE_MS))
+                .jvmArgsAppend(FORK_JVM)
+                .addProfiler(GCProfiler.class)
+                .shouldFailOnError(true)
+                .timeout(TimeValue.seconds(30));
+        h.params(backend).forEach((k, v) -> o.param(k, v));
+        return o.build();
+    }
+
+    /**
+     * One fork's figures: the median of its measurement iterations, ns/op, and its allocation, B/op
+     * (JMH's {@code gc.alloc.rate.norm}; 0 when JMH left it out, as it does for allocation-free code).
+     *
+     * @param nsPerOp the median of {@code iterationsNs}
+     * @param bytesPerOp the fork's allocation per operation
+     * @param iterationsNs every measurement iteration's ns/op, in order
+     */
+    record ForkScore(double nsPerOp, double bytesPerOp, double[] iterationsNs) {
+        static final ForkScore FAILED = new ForkScore(Double.NaN, Double.NaN, new double[0]);
+
+        /** The score of the single fork in JMH's results of one run; {@link #FAILED} if there is none. */
+        static ForkScore of(Collection<RunResult> results) {
+            for (RunResult run : results) {
+                for (BenchmarkResult fork : run.getBenchmarkResults()) {
+                    double[] iterations = fork.getIterationResults().stream()
+                            .map(IterationResult::getPrimaryResult)
+                            .mapToDouble(r -> JmhResults.toNs(r.getScore(), r.getScoreUnit()))
+                            .toArray();
+                    Result<?> norm = fork.getSecondaryResults().get(JmhResults.ALLOC_NORM);
+                    double bytes = norm == null || Double.isNaN(norm.getScore()) ? 0 : norm.getScore();
+                    return new ForkScore(PairedComparison.median(iterations), bytes, iterations);
+                }
+            }
+            return FAILED;
+        }
+    }
+
+    /**
+     * Runs the main job: prints the plan, a line per fork, then the report, and writes
+     * {@code results.md} and {@code main-job.json} to {@code dir}.
+     *
+     * @return the exit status: 0
+     */
+    static int run(Path dir, PrintStream out) throws IOException {
         long start = System.nanoTime();
         Files.createDirectories(dir);
         Tsc tsc = Tsc.detect();
-        boolean perf = Tsc.perfCountersWork();
-        List<Step> steps = steps();
-        int jmhRuns = steps.stream().mapToInt(Step::runs).sum();
-        double jmhSeconds = jmhRuns * secondsPerRun();
-        double memSeconds = MEMORY_S;
-        double xattrSeconds = xattrSeconds();
-
-        out.println("mbcache-bench quick comparison");
-        out.println("Machine: " + Report.machine());
-        out.println(tsc.label());
-        out.println("Hardware counters: " + (perf ? "perf works, adding -prof perfnorm" : "not available (perf stat -e instructions: not supported), so no perfnorm"));
-        out.println(runNote());
+        String machine = Report.machine();
+        String loadAtStart = Report.loadAverage();
+        out.println("mbcache-bench main job: mbcache (the kernel port) against caffeine (CaffeineDedupCache)");
+        out.println("Machine: " + machine);
+        out.println("Plan: " + runNote());
+        for (Headline h : HEADLINES) {
+            out.printf(Locale.ROOT, "  %-42s Micro.%s bound=%s%n", h.operation(), h.benchmark(), h.bound());
+        }
         out.println();
-        out.println("Plan:");
-        for (Step s : steps) {
-            out.printf(Locale.ROOT, "  %3d runs  t=%d  %s  %s%n", s.runs(), s.threads(),
-                    s.shortName(), describe(s.params()));
-        }
-        out.printf(Locale.ROOT, "  JMH: %d runs x ~%.1f s (fork start + pre-touch ~%.0f s, %d x %d + %d x %d ms) = ~%.0f s%n",
-                jmhRuns, secondsPerRun(), FORK_OVERHEAD_S, WARMUP_ITERATIONS, WARMUP_MS, MEASURE_ITERATIONS, MEASURE_MS, jmhSeconds);
-        out.printf(Locale.ROOT, "  retained memory: %d backends x 1,000,000 entries, one JVM = ~%.0f s%n",
-                MEMORY_BACKENDS.size(), memSeconds);
-        out.printf(Locale.ROOT, "  xattr-bench: %d backends x T=1,2,4 x V=10,1000, one JVM per backend = ~%.0f s%n",
-                XattrBench.BACKENDS.size(), xattrSeconds);
-        out.printf(Locale.ROOT, "  flood: %d backends x %d floods at maxEntries 65,536, phases of at most %d ms = ~%.0f s%n",
-                FLOOD_BACKENDS.size(), Flood.KINDS.size(), FLOOD_BUDGET_MS, floodSeconds());
-        out.printf(Locale.ROOT, "  found-share: real files, default chain cap vs unbounded = ~%.0f s%n", FOUND_SHARE_S);
-        out.printf(Locale.ROOT, "  total: ~%.0f s (budget 300 s)%n%n", plannedSeconds(steps));
 
-        ProgressFormat progress = new ProgressFormat(out, tsc, jmhRuns, start);
-        List<Path> jsons = new ArrayList<>();
-        int i = 0;
-        for (Step s : steps) {
-            Path json = dir.resolve("jmh-step" + (i++) + ".json");
-            Files.deleteIfExists(json);
-            ChainedOptionsBuilder o = new OptionsBuilder()
-                    .include(s.regex())
-                    .threads(s.threads())
-                    .forks(FORKS)
-                    .warmupIterations(WARMUP_ITERATIONS)
-                    .warmupTime(TimeValue.milliseconds(WARMUP_MS))
-                    .measurementIterations(MEASURE_ITERATIONS)
-                    .measurementTime(TimeValue.milliseconds(MEASURE_MS))
-                    .jvmArgsAppend(FORK_JVM)
-                    .addProfiler(GCProfiler.class)
-                    .shouldFailOnError(false)
-                    .timeout(TimeValue.seconds(30))
-                    .resultFormat(ResultFormatType.JSON)
-                    .result(json.toString());
-            if (perf) {
-                o.addProfiler("perfnorm");
-            }
-            s.params().forEach(o::param);
-            try {
-                new Runner(o.build(), progress).run();
-            } catch (RunnerException e) {
-                out.println("  step failed: " + e.getMessage());
-            }
-            if (Files.exists(json)) {
-                jsons.add(json);
-            }
-        }
-        Path merged = dir.resolve("jmh.json");
-        Files.writeString(merged, mergeJson(jsons), StandardCharsets.UTF_8);
-        for (Path p : jsons) {
-            Files.deleteIfExists(p);
-        }
-
-        out.printf(Locale.ROOT, "%n[%4.0fs] retained memory (1,000,000 entries per backend)%n", (System.nanoTime() - start) / 1e9);
-        List<RetainedMemory.Result> memory = new ArrayList<>();
-        List<String> memArgs = new ArrayList<>(List.of("nojol"));
-        memArgs.addAll(MEMORY_BACKENDS);
-        childJvm(RetainedMemory.class, memArgs, line -> {
-            RetainedMemory.Result r = RetainedMemory.Result.parse(line);
-            memory.add(r);
-            out.printf(Locale.ROOT, "  %-20s %.1f B/entry%n", r.backend(), r.heapBytesPerEntry());
-        }, out);
-
-        out.printf(Locale.ROOT, "%n[%4.0fs] xattr-bench%n", (System.nanoTime() - start) / 1e9);
-        List<XattrBench.Result> xattr = new ArrayList<>();
-        for (String b : XattrBench.BACKENDS) {
-            childJvm(XattrBench.class, List.of(b, String.valueOf(XATTR_WARM_MS), String.valueOf(XATTR_MEASURE_MS)), line -> {
-                if (line.startsWith("XATTR ")) {
-                    XattrBench.Result r = XattrBench.Result.parse(line);
-                    xattr.add(r);
-                    out.printf(Locale.ROOT, "  %-20s T=%d V=%-4d %10.0f ops/s %5d blocks %s%n", b, r.threads(), r.values(),
-                            r.opsPerSec(), r.blocksStored(), r.check());
+        int n = HEADLINES.size();
+        double[][][] ns = new double[n][BACKENDS.size()][ROUNDS];
+        double[][][] bytes = new double[n][BACKENDS.size()][ROUNDS];
+        double[][][][] iterations = new double[n][BACKENDS.size()][ROUNDS][0];
+        for (double[][][] figures : List.of(ns, bytes)) {
+            for (double[][] perBackend : figures) {
+                for (double[] perRound : perBackend) {
+                    Arrays.fill(perRound, Double.NaN); // a round that does not run leaves no figure
                 }
-            }, out);
+            }
+        }
+        ProgressFormat progress = new ProgressFormat(out, tsc, forks(), start);
+        int roundsRun = 0;
+        String stoppedBecause = "";
+        rounds:
+        for (int round = 0; round < ROUNDS; round++) {
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            if (!anotherRoundFits(round, elapsed)) {
+                out.printf(Locale.ROOT, "Stopping after %d rounds: %.0f s so far, another round would end past the %.0f s budget "
+                        + "(the machine is slower or busier than planned).%n", round, elapsed, BUDGET_S);
+                stoppedBecause = "; stopped after " + round + " rounds to stay within the " + Math.round(BUDGET_S) + " s budget";
+                break;
+            }
+            roundsRun++;
+            for (int h = 0; h < n; h++) {
+                for (int k = 0; k < BACKENDS.size(); k++) {
+                    // which backend goes first alternates, so that neither always runs first in its pair
+                    int b = round % 2 == 0 ? k : BACKENDS.size() - 1 - k;
+                    ForkScore score;
+                    try {
+                        score = fork(HEADLINES.get(h), BACKENDS.get(b), progress, out);
+                    } catch (OtherJmhRunning e) {
+                        out.println(e.getMessage());
+                        stoppedBecause = "; stopped in round " + (round + 1) + ": another JMH run started on this machine";
+                        roundsRun--;
+                        break rounds;
+                    }
+                    ns[h][b][round] = score.nsPerOp();
+                    iterations[h][b][round] = score.iterationsNs();
+                    bytes[h][b][round] = score.bytesPerOp();
+                }
+            }
         }
 
-        out.printf(Locale.ROOT, "%n[%4.0fs] flood (maxEntries 65,536)%n", (System.nanoTime() - start) / 1e9);
-        List<Flood.Result> flood = new ArrayList<>();
-        for (String b : FLOOD_BACKENDS) {
-            childJvm(Flood.class, Flood.CHILD_JVM, List.of(b, String.valueOf(Flood.SIZES[0]), String.valueOf(FLOOD_BUDGET_MS)), line -> {
-                Flood.Result r = Flood.Result.parse(line);
-                flood.add(r);
-                out.printf(Locale.ROOT, "  %-20s %-10s attacker %.0f ns (x%.1f honest), victims x%.1f, honest p99.9 x%.1f%n",
-                        b, r.flood(), r.attackerNs(), r.attackerRatio(), r.victimRatio(), r.honestP999Ratio());
-            }, out);
+        if (roundsRun <= 0) {
+            out.println("No round ran: nothing to report.");
+            return 1;
         }
-
-        out.printf(Locale.ROOT, "%n[%4.0fs] found-share (real files)%n", (System.nanoTime() - start) / 1e9);
-        List<FoundShare.Result> share = new ArrayList<>();
-        childJvm(FoundShare.class, List.of(), line -> {
-            FoundShare.Result r = FoundShare.Result.parse(line);
-            share.add(r);
-            out.printf(Locale.ROOT, "  %-20s %.2f%% (%d of %d duplicates found)%n", r.backend(), 100 * r.share(),
-                    r.foundCapped(), r.foundUnbounded());
-        }, out);
-
-        String report = Report.markdown(runNote(), JmhResults.read(merged), tsc, new Measured(memory, xattr, flood, share));
+        List<PairedComparison> rows = new ArrayList<>();
+        for (int h = 0; h < n; h++) {
+            rows.add(new PairedComparison(HEADLINES.get(h).operation(), ns[h][0], ns[h][1], bytes[h][0], bytes[h][1]));
+        }
         double wall = (System.nanoTime() - start) / 1e9;
-        report += String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall, plannedSeconds(steps));
+        String note = runNote() + stoppedBecause + "; load average (1 min) " + loadAtStart + " at the start, "
+                + Report.loadAverage() + " at the end, on " + Runtime.getRuntime().availableProcessors() + " CPUs";
+        String report = QuickReport.markdown(machine, note, rows)
+                + String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall, plannedSeconds());
+        Path json = dir.resolve("main-job.json");
+        writeJson(json, machine, rows, iterations);
         Files.writeString(dir.resolve("results.md"), report, StandardCharsets.UTF_8);
-        Files.writeString(dir.resolve("ratios.svg"),
-                RatioChart.svg(new ResultTable(JmhResults.read(merged)), "mbcache-bench: speed-up over caffeine (quick run)"),
-                StandardCharsets.UTF_8);
         out.println();
         out.println(report);
-        out.println("Wrote " + merged + ", " + dir.resolve("results.md") + ", " + dir.resolve("ratios.svg"));
+        out.println("Wrote " + dir.resolve("results.md") + ", " + json);
         return 0;
     }
 
-    static String describe(Map<String, String[]> params) {
-        StringBuilder b = new StringBuilder();
-        params.forEach((k, v) -> b.append(k).append('=').append(String.join(",", v)).append(' '));
-        return b.toString().trim();
+    /**
+     * Whether round {@code round} (0-based) may start {@code elapsedSeconds} into the job: the first
+     * {@link PairedComparison#MIN_ROUNDS} always run; a later one only if, at the pace of the rounds
+     * so far, it ends within {@link #BUDGET_S} less a margin for the report.
+     */
+    static boolean anotherRoundFits(int round, double elapsedSeconds) {
+        if (round < PairedComparison.MIN_ROUNDS) {
+            return true;
+        }
+        double perRound = elapsedSeconds / round;
+        return elapsedSeconds + perRound <= BUDGET_S - REPORT_MARGIN_S;
     }
 
-    /** Concatenates JMH JSON arrays. */
-    static String mergeJson(List<Path> files) throws IOException {
-        StringBuilder b = new StringBuilder("[");
-        for (Path p : files) {
-            String s = Files.readString(p).trim();
-            if (s.length() < 2) {
-                continue;
-            }
-            String inner = s.substring(1, s.length() - 1).trim();
-            if (inner.isEmpty()) {
-                continue;
-            }
-            if (b.length() > 1) {
-                b.append(",\n");
-            }
-            b.append(inner);
+    /** Seconds left at the end for the report and the JVM's exit. */
+    static final double REPORT_MARGIN_S = 5;
+
+    /**
+     * Another JMH run holds JMH's lock: its load would swamp the comparison, so the job stops
+     * instead of waiting or running beside it.
+     */
+    static final class OtherJmhRunning extends Exception {
+        OtherJmhRunning(String jmhMessage) {
+            super("Another JMH run is in progress on this machine (" + jmhMessage.strip()
+                    + "): stopping; run the main job again when it has finished.");
         }
-        return b.append("]\n").toString();
+    }
+
+    /** Whether JMH refused to start because another JMH run holds its lock. */
+    static boolean isJmhLockHeld(String message) {
+        return message != null && message.contains("Unable to acquire the JMH lock");
+    }
+
+    /**
+     * One fork of a headline on a backend, through JMH's Runner.
+     *
+     * @throws OtherJmhRunning if another JMH run holds JMH's lock
+     */
+    static ForkScore fork(Headline h, String backend, ProgressFormat progress, PrintStream out) throws OtherJmhRunning {
+        try {
+            return ForkScore.of(new Runner(options(h, backend), progress).run());
+        } catch (RunnerException e) {
+            if (isJmhLockHeld(e.getMessage())) {
+                throw new OtherJmhRunning(e.getMessage());
+            }
+            out.println("  fork failed: " + e.getMessage());
+            return ForkScore.FAILED;
+        }
+    }
+
+    /**
+     * Every fork's figures and each row's result, as JSON, for a later comparison of two runs.
+     *
+     * @param iterations per headline, backend and round: the fork's measurement iterations, ns/op
+     */
+    static void writeJson(Path file, String machine, List<PairedComparison> rows, double[][][][] iterations) throws IOException {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (int h = 0; h < rows.size(); h++) {
+            PairedComparison r = rows.get(h);
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("operation", r.operation());
+            m.put("speedup", r.speedup());
+            m.put("low", r.low());
+            m.put("high", r.high());
+            m.put("confidence", r.confidence());
+            m.put("verdict", r.verdict().name());
+            m.put("mbcacheNsPerRound", r.kernelNs());
+            m.put("caffeineNsPerRound", r.caffeineNs());
+            m.put("mbcacheBytesPerRound", r.kernelBytes());
+            m.put("caffeineBytesPerRound", r.caffeineBytes());
+            m.put("mbcacheIterationsNsPerRound", iterations[h][0]);
+            m.put("caffeineIterationsNsPerRound", iterations[h][1]);
+            out.add(m);
+        }
+        Map<String, Object> root = new LinkedHashMap<>();
+        root.put("machine", machine);
+        root.put("run", runNote());
+        root.put("rows", out);
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), root);
     }
 
     /** The prefixes of the result lines the child JVMs print; every other line is echoed. */
     static final List<String> RESULT_LINES = List.of("MEMORY ", "XATTR ", "FLOOD ", "FOUNDSHARE ");
 
     /**
-     * Runs {@code main} of a class in a fresh JVM like JMH's forks; hands each result line of its
-     * stdout to {@code lines} and echoes the others.
+     * Runs {@code main} of a class in a fresh JVM with these JVM options; hands each result line of
+     * its stdout to {@code lines} and echoes the others.
      */
-    static void childJvm(Class<?> main, List<String> args, Consumer<String> lines, PrintStream out)
-            throws IOException, InterruptedException {
-        childJvm(main, List.of(FORK_JVM), args, lines, out);
-    }
-
-    /** {@link #childJvm(Class, List, Consumer, PrintStream)} with these JVM options instead of the forks'. */
     static void childJvm(Class<?> main, List<String> jvmOptions, List<String> args, Consumer<String> lines, PrintStream out)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();

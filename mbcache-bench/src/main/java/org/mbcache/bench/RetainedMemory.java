@@ -5,7 +5,6 @@ import java.lang.management.ManagementFactory;
 import java.lang.ref.Reference;
 import java.util.concurrent.Executor;
 import org.mbcache.DedupCache;
-import org.mbcache.bench.ResultLine.Field;
 import org.openjdk.jol.info.GraphLayout;
 
 /**
@@ -21,10 +20,8 @@ public final class RetainedMemory {
 
     /** One backend's figures; NaN where a method failed. */
     public record Result(String backend, double jolBytesPerEntry, double heapBytesPerEntry) {
-        /** The line: {@code MEMORY}, the backend and both figures to two decimals. */
-        private static final ResultLine<Result> LINE = ResultLine.positional(Result.class, "MEMORY",
-                Field.of("backend"), Field.of("jolBytesPerEntry", "%.2f"),
-                Field.of("heapBytesPerEntry", "%.2f"));
+        /** The line: {@code MEMORY} and the record as JSON. */
+        private static final ResultLine<Result> LINE = ResultLine.of(Result.class, "MEMORY");
 
         /** The line the child JVM prints. */
         String line() {

@@ -9,7 +9,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
-import org.mbcache.bench.ResultLine.Field;
 
 /**
  * A macro-benchmark modelled on the 2016 "xattr-bench" behind the mbcache rewrite: T threads
@@ -45,10 +44,8 @@ public final class XattrBench {
 
     /** One configuration's result. */
     public record Result(String backend, int threads, int values, double opsPerSec, long blocksStored, String check) {
-        /** The line: {@code XATTR}, then the fields in this order; {@code check} takes the rest of the line. */
-        private static final ResultLine<Result> LINE = ResultLine.positional(Result.class, "XATTR",
-                Field.of("backend"), Field.of("threads"), Field.of("values"),
-                Field.of("opsPerSec", "%.1f"), Field.of("blocksStored"), Field.of("check"));
+        /** The line: {@code XATTR} and the record as JSON. */
+        private static final ResultLine<Result> LINE = ResultLine.of(Result.class, "XATTR");
 
         /** The line the child JVM prints. */
         String line() {

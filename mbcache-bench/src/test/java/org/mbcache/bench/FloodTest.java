@@ -57,7 +57,7 @@ class FloodTest {
 
     @Test
     void aFloodLineWithOnlySomeOfTheFieldsIsRejected() {
-        assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("FLOOD backend=mbcache"));
+        assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse("FLOOD {\"backend\":\"mbcache\"}"));
     }
 
     @Test
@@ -66,18 +66,18 @@ class FloodTest {
     }
 
     @Test
-    void aResultLineIsFloodThenEachComponentAsNameEqualsValueInOrder() {
-        assertEquals("FLOOD backend=mbcache-allocfirst maxEntries=1048576 flood=one-bucket attackerNs=1.5"
-                + " honestCreateNs=2.0 victimBeforeNs=3.0 victimDuringNs=4.25 victimP999BeforeNs=5.0 victimP999DuringNs=6.0"
-                + " honestP999BeforeNs=7.0 honestP999DuringNs=8.0 attackerCreates=9 plannedCreates=10 chainCapReclaims=11"
-                + " honestBeforeNs=12.0 honestDuringNs=13.0 attackerMeanNs=14.0 honestCreateMeanNs=15.0"
-                + " victimBeforeMeanNs=16.0 victimDuringMeanNs=17.0 samples=18 gcRounds=19 preemptedRounds=20",
+    void aResultLineIsFloodThenEachComponentAsJsonInOrder() {
+        assertEquals("FLOOD {\"backend\":\"mbcache-allocfirst\",\"maxEntries\":1048576,\"flood\":\"one-bucket\",\"attackerNs\":1.5,"
+                + "\"honestCreateNs\":2.0,\"victimBeforeNs\":3.0,\"victimDuringNs\":4.25,\"victimP999BeforeNs\":5.0,\"victimP999DuringNs\":6.0,"
+                + "\"honestP999BeforeNs\":7.0,\"honestP999DuringNs\":8.0,\"attackerCreates\":9,\"plannedCreates\":10,\"chainCapReclaims\":11,"
+                + "\"honestBeforeNs\":12.0,\"honestDuringNs\":13.0,\"attackerMeanNs\":14.0,\"honestCreateMeanNs\":15.0,"
+                + "\"victimBeforeMeanNs\":16.0,\"victimDuringMeanNs\":17.0,\"samples\":18,\"gcRounds\":19,\"preemptedRounds\":20}",
                 DISTINCT_FIGURES.line());
     }
 
     @Test
     void aLineWithoutTheMediansOfHonestOperationsIsRejected() {
-        String line = DISTINCT_FIGURES.line().replace(" honestBeforeNs=12.0", "");
+        String line = DISTINCT_FIGURES.line().replace("\"honestBeforeNs\":12.0,", "");
         assertThrows(IllegalArgumentException.class, () -> Flood.Result.parse(line));
     }
 

@@ -34,14 +34,24 @@ class FoundShareTest {
     }
 
     @Test
+    void aRestartHalfwayFindsWhatARunWithoutOneFinds() throws Exception {
+        List<FoundShare.Block> blocks = blocks(1, 4, 7, 1, 7, 4, 10, 1, 4, 10, 7);
+        for (String backend : List.of(Backends.MBCACHE, Backends.CAFFEINE)) {
+            assertEquals(FoundShare.found(FoundShare.cache(backend, 0), blocks),
+                    FoundShare.foundWithRestart(backend, blocks, 5), backend);
+        }
+    }
+
+    @Test
     void aResultLineReadsBackAsTheSameResult() {
         FoundShare.Result r = new FoundShare.Result("caffeine", "/x/src.zip", 100, 10, 9, 10);
         assertEquals(r, FoundShare.Result.parse(r.line()));
     }
 
     @Test
-    void aFoundShareLineIsTheTagThenTheCountsThenTheSourceWithUnderscoresForSpaces() {
-        assertEquals("FOUNDSHARE caffeine 100 10 9 10 /x/my_src.zip",
+    void aFoundShareLineIsTheTagThenTheRecordAsJsonWithTheSourceWhole() {
+        assertEquals("FOUNDSHARE {\"backend\":\"caffeine\",\"source\":\"/x/my src.zip\",\"blocks\":100,\"duplicates\":10,"
+                        + "\"foundCapped\":9,\"foundUnbounded\":10}",
                 new FoundShare.Result("caffeine", "/x/my src.zip", 100, 10, 9, 10).line());
     }
 

@@ -1,76 +1,112 @@
 package org.mbcache.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
 import java.util.SortedSet;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.mbcache.bench.report.Json;
 import org.openjdk.jmh.runner.BenchmarkList;
 import org.openjdk.jmh.runner.BenchmarkListEntry;
 import org.openjdk.jmh.runner.format.OutputFormat;
 import org.openjdk.jmh.runner.format.OutputFormatFactory;
+import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.VerboseMode;
 
 class QuickRunTest {
     @Test
-    void planFitsTheFiveMinuteBudget() {
-        double seconds = QuickRun.plannedSeconds(QuickRun.steps());
-        assertTrue(seconds <= 300, seconds + " s");
+    void theForksFitTheMeasurementBudgetAndTheJobItsFourMinutes() {
+        assertTrue(QuickRun.plannedSeconds() <= QuickRun.MEASUREMENT_BUDGET_S, QuickRun.plannedSeconds() + " s");
+        assertTrue(QuickRun.MEASUREMENT_BUDGET_S < QuickRun.BUDGET_S);
+        assertEquals(240, QuickRun.BUDGET_S, 0.0);
     }
 
     @Test
-    void planRunsEveryMicroBenchmarkInBothRegimesAtOneAndTwoThreads() {
-        int runs = QuickRun.steps().stream().mapToInt(QuickRun.Step::runs).sum();
-        // per thread count: writes 3 x 4 backends, lookups 3 x 3, walk 2, each at and below; the chm baseline
-        // (hit and miss, and at 1 thread the counted hit); then the light load (2 + chm), the mixed group in both
-        // regimes, the 2019 experiment
-        assertEquals((3 * 4 * 2 + 3 * 3 * 2 + 2 * 2 + 2) * 2 + 1 + 3 + 4 * 2 + 2, runs);
-        for (QuickRun.Step s : QuickRun.steps()) {
-            if (s.benchmarks() == Micro.class && s.params().get("load") != null && s.params().get("load")[0].equals("full")
-                    || s.benchmarks() == Mixed.class) {
-                assertEquals(List.of(QuickRun.REGIMES), List.of(s.params().get("bound")), s.shortName());
+    void theFirstThreeRoundsAlwaysRunAndALaterOneOnlyIfItEndsWithinTheBudget() {
+        assertTrue(QuickRun.anotherRoundFits(0, 0));
+        assertTrue(QuickRun.anotherRoundFits(2, 1000), "three rounds run however slow the machine is");
+        assertTrue(QuickRun.anotherRoundFits(3, 3 * 34), "at the planned pace all five rounds fit");
+        assertTrue(QuickRun.anotherRoundFits(4, 4 * 34));
+        assertFalse(QuickRun.anotherRoundFits(3, 3 * 60), "a busy machine: a fourth round of 60 s would end past 240 s");
+    }
+
+    @Test
+    void jmhsRefusalBecauseAnotherRunHoldsItsLockIsRecognised() {
+        assertTrue(QuickRun.isJmhLockHeld("ERROR: Another JMH instance might be running. Unable to acquire the JMH lock "
+                + "(/tmp/jmh.lock), exiting. Use -Djmh.ignoreLock=true to forcefully continue."));
+        assertFalse(QuickRun.isJmhLockHeld("Benchmark had encountered error, and fail on error was requested"));
+        assertFalse(QuickRun.isJmhLockHeld(null));
+    }
+
+    @Test
+    void everyRowHasAtLeastThreeForksSoThatItsIntervalMeansSomething() {
+        assertTrue(QuickRun.ROUNDS >= 3, "rounds: " + QuickRun.ROUNDS);
+        assertEquals(QuickRun.ROUNDS * QuickRun.HEADLINES.size() * 2, QuickRun.forks());
+    }
+
+    @Test
+    void theHeadlinesAreTheSixOperationsInTheirRegimesOnTheKernelPortAndTheCaffeineBackend() {
+        assertEquals(List.of(Backends.MBCACHE, Backends.CAFFEINE), QuickRun.BACKENDS);
+        assertEquals(List.of("findFirstHit@at", "findFirstMiss@at", "getRelease@at", "createDuplicate@at",
+                        "createNew@below", "churn@at"),
+                QuickRun.HEADLINES.stream().map(h -> h.benchmark() + "@" + h.bound()).toList());
+    }
+
+    @Test
+    void everyForkHasAFixedPreTouchedHeapOneThreadAndTheGcProfiler() {
+        for (QuickRun.Headline h : QuickRun.HEADLINES) {
+            for (String backend : QuickRun.BACKENDS) {
+                Options o = QuickRun.options(h, backend);
+                List<String> jvm = List.copyOf(o.getJvmArgsAppend().get());
+                assertTrue(jvm.contains("-XX:+AlwaysPreTouch"), jvm.toString());
+                String xms = jvm.stream().filter(a -> a.startsWith("-Xms")).findFirst().orElseThrow();
+                String xmx = jvm.stream().filter(a -> a.startsWith("-Xmx")).findFirst().orElseThrow();
+                assertEquals(xms.substring(4), xmx.substring(4), "-Xms = -Xmx");
+                assertEquals(1, o.getThreads().get());
+                assertEquals(1, o.getForkCount().get(), "one fork a round");
+                assertTrue(o.getProfilers().stream().anyMatch(p -> p.getKlass().endsWith("GCProfiler")));
+                assertEquals(backend, o.getParameter("backend").get().iterator().next());
+                assertEquals(h.bound(), o.getParameter("bound").get().iterator().next());
             }
         }
     }
 
     @Test
-    void aStepNamingAMissingBenchmarkFailsLoudly() {
-        IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> new QuickRun.Step(Micro.class, List.of("findFirstHit", "noSuchBenchmark"), Map.of(), 1));
-        assertTrue(e.getMessage().contains("noSuchBenchmark"), e.getMessage());
-    }
-
-    @Test
-    void aStepAcceptsAGroupName() {
-        assertEquals(1, new QuickRun.Step(Mixed.class, "mixed", Map.of(), 2).runs());
-    }
-
-    @Test
-    void everyStepMatchesExactlyItsBenchmarksInJmhsList() {
+    void everyHeadlineMatchesExactlyItsBenchmarkInJmhsListWithParamsItsStateHas() {
         OutputFormat silent = OutputFormatFactory.createFormatInstance(System.out, VerboseMode.SILENT);
-        for (QuickRun.Step s : QuickRun.steps()) {
-            SortedSet<BenchmarkListEntry> found = BenchmarkList.defaultList().find(silent, List.of(s.regex()), List.of());
-            assertEquals(s.methods().size(), found.size(), s.shortName() + " matched " + found);
+        for (QuickRun.Headline h : QuickRun.HEADLINES) {
+            SortedSet<BenchmarkListEntry> found = BenchmarkList.defaultList().find(silent, List.of(h.regex()), List.of());
+            assertEquals(1, found.size(), h.benchmark() + " matched " + found);
+            Set<String> declared = found.first().getParams().get().keySet();
+            Set<String> given = h.params(Backends.MBCACHE).keySet();
+            assertTrue(declared.containsAll(given), h.benchmark() + ": " + given + " not all in " + declared);
+            assertEquals(declared, given, h.benchmark() + ": every param fixed, so one fork is one run");
         }
     }
 
     @Test
-    void mergesJsonArrays(@TempDir Path dir) throws Exception {
-        Path a = dir.resolve("a.json");
-        Path b = dir.resolve("b.json");
-        Path c = dir.resolve("c.json");
-        Files.writeString(a, "[\n{\"x\":1}\n]\n");
-        Files.writeString(b, "[]");
-        Files.writeString(c, "[{\"x\":2},{\"x\":3}]");
-        Object merged = Json.parse(QuickRun.mergeJson(List.of(a, b, c)));
-        assertEquals(3, ((List<?>) merged).size());
+    void aHeadlineNamingAMissingBenchmarkFailsLoudly() {
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> new QuickRun.Headline("gone", "noSuchBenchmark", Backends.AT));
+        assertTrue(e.getMessage().contains("noSuchBenchmark"), e.getMessage());
+    }
+
+    @Test
+    void aHeadlineInAnUnknownRegimeIsRejected() {
+        assertThrows(IllegalArgumentException.class, () -> new QuickRun.Headline("hit", "findFirstHit", "nowhere"));
+    }
+
+    @Test
+    void theRunNoteSaysForksIterationsHeapAndPlan() {
+        String note = QuickRun.runNote();
+        assertTrue(note.contains(QuickRun.ROUNDS + " forks a row"), note);
+        assertTrue(note.contains("-Xms1g -Xmx1g -XX:+AlwaysPreTouch"), note);
+        assertTrue(note.contains("-prof gc"), note);
+        assertFalse(note.contains("Target"), note);
     }
 
     @Test
@@ -84,7 +120,7 @@ class QuickRunTest {
             assertTrue(i >= 0 && i < n);
             counts[i]++;
         }
-        int max = java.util.Arrays.stream(counts).max().getAsInt();
+        int max = Arrays.stream(counts).max().getAsInt();
         assertTrue(max > 20 * KeyIndex.LENGTH / n, "zipf has hot keys: " + max);
         for (int i : u) {
             assertTrue(i >= 0 && i < n);

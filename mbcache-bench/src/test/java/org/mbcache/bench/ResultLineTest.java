@@ -4,37 +4,41 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import org.junit.jupiter.api.Test;
-import org.mbcache.bench.ResultLine.Field;
 
 class ResultLineTest {
-    /** A result with a text and a count. */
-    record Pair(String text, int count) {}
+    /** A result with a text, a count and a figure. */
+    record Sample(String text, int count, double figure) {}
+
+    private static final ResultLine<Sample> LINE = ResultLine.of(Sample.class, "SAMPLE");
 
     @Test
-    void fieldsThatDoNotNameEveryComponentAreRejected() {
-        assertThrows(IllegalArgumentException.class, () -> ResultLine.positional(Pair.class, "PAIR", Field.of("text")));
+    void aLineIsTheTagThenTheRecordAsOneLineOfJson() {
+        assertEquals("SAMPLE {\"text\":\"a b\\nc\",\"count\":3,\"figure\":1.5}", LINE.line(new Sample("a b\nc", 3, 1.5)));
     }
 
     @Test
-    void fieldsThatNameAComponentTwiceAreRejected() {
-        assertThrows(IllegalArgumentException.class,
-                () -> ResultLine.positional(Pair.class, "PAIR", Field.of("text"), Field.of("count"), Field.of("text")));
+    void aLineReadsBackAsTheSameRecordNaNIncluded() {
+        Sample s = new Sample("x \"quoted\"", -7, Double.NaN);
+        assertEquals(s, LINE.parse(LINE.line(s)));
     }
 
     @Test
-    void aPositionalLinesLastFieldTakesTheRestOfTheLine() {
-        ResultLine<Pair> line = ResultLine.positional(Pair.class, "PAIR", Field.of("count"), Field.of("text"));
-        assertEquals("PAIR 3 a b c", line.line(new Pair("a b c", 3)));
-        assertEquals(new Pair("a b c", 3), line.parse("PAIR 3 a b c"));
+    void theFieldsReadInAnyOrder() {
+        assertEquals(new Sample("x", 3, 2.0), LINE.parse("SAMPLE {\"figure\":2,\"count\":3,\"text\":\"x\"}"));
     }
 
     @Test
-    void aNamedLineReadsItsFieldsInAnyOrder() {
-        assertEquals(new Pair("x", 3), ResultLine.named(Pair.class, "PAIR").parse("PAIR count=3 text=x"));
+    void aLineWithoutAFieldIsRejected() {
+        assertThrows(IllegalArgumentException.class, () -> LINE.parse("SAMPLE {\"text\":\"x\",\"count\":3}"));
     }
 
     @Test
     void aFieldThatDoesNotReadAsItsTypeIsRejected() {
-        assertThrows(IllegalArgumentException.class, () -> ResultLine.named(Pair.class, "PAIR").parse("PAIR text=x count=three"));
+        assertThrows(IllegalArgumentException.class, () -> LINE.parse("SAMPLE {\"text\":\"x\",\"count\":\"three\",\"figure\":1}"));
+    }
+
+    @Test
+    void aLineWithAnotherTagIsRejected() {
+        assertThrows(IllegalArgumentException.class, () -> LINE.parse("OTHER {\"text\":\"x\",\"count\":3,\"figure\":1}"));
     }
 }

@@ -13,8 +13,9 @@ class RetainedMemoryTest {
     }
 
     @Test
-    void aMemoryLineIsTheTagThenTheBackendAndBothFiguresToTwoDecimals() {
-        assertEquals("MEMORY caffeine-raw NaN 131.25", new RetainedMemory.Result("caffeine-raw", Double.NaN, 131.254).line());
+    void aMemoryLineIsTheTagThenTheRecordAsJson() {
+        assertEquals("MEMORY {\"backend\":\"caffeine-raw\",\"jolBytesPerEntry\":\"NaN\",\"heapBytesPerEntry\":131.254}",
+                new RetainedMemory.Result("caffeine-raw", Double.NaN, 131.254).line());
     }
 
     @Test
@@ -25,6 +26,7 @@ class RetainedMemoryTest {
 
     @Test
     void anotherBenchmarksLineIsNotReadAsAMemoryResult() {
-        assertThrows(IllegalArgumentException.class, () -> RetainedMemory.Result.parse("XATTR mbcache 4 1000 1.5 77 ok"));
+        assertThrows(IllegalArgumentException.class, () -> RetainedMemory.Result.parse(
+                new XattrBench.Result("mbcache", 4, 1000, 1.5, 77, "ok").line()));
     }
 }

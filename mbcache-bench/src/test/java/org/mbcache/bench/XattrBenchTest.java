@@ -19,13 +19,27 @@ class XattrBenchTest {
     }
 
     @Test
-    void anXattrLineIsTheTagThenEachFieldInOrderWithOpsPerSecondToOneDecimal() {
-        assertEquals("XATTR mbcache 4 1000 12345.5 77 ok",
+    void anXattrLineIsTheTagThenTheRecordAsJson() {
+        assertEquals("XATTR {\"backend\":\"mbcache\",\"threads\":4,\"values\":1000,\"opsPerSec\":12345.46,"
+                        + "\"blocksStored\":77,\"check\":\"ok\"}",
                 new XattrBench.Result("mbcache", 4, 1000, 12345.46, 77, "ok").line());
     }
 
     @Test
+    void aLineWithAFieldTheRecordDoesNotKnowIsRejected() {
+        String line = new XattrBench.Result("mbcache", 4, 1000, 1.5, 77, "ok").line().replace("}", ",\"extra\":1}");
+        assertThrows(IllegalArgumentException.class, () -> XattrBench.Result.parse(line));
+    }
+
+    @Test
+    void aFieldThatDoesNotReadAsItsTypeIsRejected() {
+        String line = new XattrBench.Result("mbcache", 4, 1000, 1.5, 77, "ok").line().replace("\"threads\":4", "\"threads\":\"four\"");
+        assertThrows(IllegalArgumentException.class, () -> XattrBench.Result.parse(line));
+    }
+
+    @Test
     void anotherBenchmarksLineIsNotReadAsAnXattrResult() {
-        assertThrows(IllegalArgumentException.class, () -> XattrBench.Result.parse("MEMORY mbcache 1.00 2.00"));
+        assertThrows(IllegalArgumentException.class, () -> XattrBench.Result.parse(
+                new RetainedMemory.Result("mbcache", 1, 2).line()));
     }
 }

@@ -2,6 +2,7 @@ package org.mbcache.stress;
 
 import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
+import org.mbcache.HotEntries;
 import org.mbcache.testing.Backend;
 import org.mbcache.testing.MemoryPressureSignal;
 
@@ -44,6 +45,19 @@ abstract class CacheRace {
      */
     CacheRace(DedupCache cache) {
         this.cache = cache;
+    }
+
+    /**
+     * Caches the pair, reusable, and switches its entry to hot mode (the kernel port's per-stripe
+     * reference cells, as after contended hits); nobody holds it afterwards. Kernel port only.
+     */
+    void createHot(int key, long value) {
+        cache.create(key, value, true);
+        CacheEntry entry = cache.get(key, value);
+        if (entry == null || !HotEntries.makeHot(entry)) {
+            throw new IllegalStateException("setup: the entry did not switch to hot mode");
+        }
+        cache.release(entry);
     }
 
     /** 1 if a lookup returned an entry, 0 if it returned {@code null}. */

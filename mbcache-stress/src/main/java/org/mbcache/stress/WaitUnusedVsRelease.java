@@ -45,8 +45,17 @@ public final class WaitUnusedVsRelease {
         final CacheEntry deletersReference;
 
         Race(Backend backend) {
+            this(backend, false);
+        }
+
+        /** The same with the entry switched to hot mode first ({@link HotReleaseVsWaitUnused}). */
+        Race(Backend backend, boolean hot) {
             super(backend);
-            cache.create(KEY, VALUE, true);
+            if (hot) {
+                createHot(KEY, VALUE);
+            } else {
+                cache.create(KEY, VALUE, true);
+            }
             usersReference = cache.get(KEY, VALUE);
             deletersReference = cache.deleteOrGet(KEY, VALUE);
             if (usersReference == null || deletersReference == null) {

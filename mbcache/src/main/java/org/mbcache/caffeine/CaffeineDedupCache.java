@@ -5,6 +5,9 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Weigher;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
@@ -22,6 +25,7 @@ import org.mbcache.CacheStats;
 import org.mbcache.DedupCache;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Saturating;
+import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
 
 /**
@@ -753,7 +757,7 @@ public final class CaffeineDedupCache implements DedupCache {
                 int s = lvState();
                 int count = count(s);
                 if (count <= 1) {
-                    throw new IllegalStateException("entry released more often than it was handed out: " + this);
+                    throw cache.referenceNotHeld("entry released more often than it was handed out: " + this);
                 }
                 if (casState(s, s - 1)) {
                     return count - 1;
@@ -915,6 +919,16 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     @Override
     public boolean create(int key, long value, boolean reusable) {
+        return create(key, value, reusable, true);
+    }
+
+    /**
+     * {@link #create}, or with {@code reclaimForCap} false a restore's create
+     * ({@link #readSnapshot}): one that never reclaims for the chain cap, but skips its pair
+     * (returning false, counted nowhere) when the key already has {@code chainCap} values nobody
+     * holds, so that a restore evicts no pair through the cap.
+     */
+    private boolean create(int key, long value, boolean reusable, boolean reclaimForCap) {
         ensureOpen();
         Integer boxedKey = key;
         Entry[] group = currentGroup(boxedKey);
@@ -924,7 +938,7 @@ public final class CaffeineDedupCache implements DedupCache {
         }
         Entry entry = new Entry(this, boxedKey, value, reusable);
         if (!(group == null && insertFirst(boxedKey, entry))) {
-            Insert insert = new Insert(entry);
+            Insert insert = new Insert(entry, reclaimForCap);
             try {
                 groupMap.compute(boxedKey, insert);
             } finally { // counted after the compute, even one Caffeine failed after the insert
@@ -936,7 +950,9 @@ public final class CaffeineDedupCache implements DedupCache {
                 statistics.add(CHAIN_CAP_RECLAIMS, insert.capReclaimed);
             }
             if (!insert.inserted) {
-                statistics.add(DUPLICATES_REFUSED, 1);
+                if (!insert.chainFull) {
+                    statistics.add(DUPLICATES_REFUSED, 1);
+                }
                 return false;
             }
         }
@@ -1071,13 +1087,18 @@ public final class CaffeineDedupCache implements DedupCache {
      */
     private final class Insert implements BiFunction<Integer, Entry[], Entry[]> {
         private final Entry entry;
+        /** False for a restore's create: at the cap it leaves the group as it is instead. */
+        private final boolean reclaimForCap;
         boolean inserted;
+        /** Whether it left the group as it was because the cap was reached and it may not reclaim. */
+        boolean chainFull;
         int capReclaimed;
         /** Whether the group it returned has more than one entry (counted in siblingGroupsCreated). */
         boolean leftSiblings;
 
-        Insert(Entry entry) {
+        Insert(Entry entry, boolean reclaimForCap) {
             this.entry = entry;
+            this.reclaimForCap = reclaimForCap;
         }
 
         @Override
@@ -1095,6 +1116,10 @@ public final class CaffeineDedupCache implements DedupCache {
                 if (sibling.count() == 1) {
                     unheld++;
                 }
+            }
+            if (!reclaimForCap && unheld >= chainCap) {
+                chainFull = true;
+                return group;
             }
             Entry[] result = withoutOldestUnheld(group, unheld + 1 - chainCap, entry);
             capReclaimed = group.length + 1 - result.length;
@@ -1189,9 +1214,36 @@ public final class CaffeineDedupCache implements DedupCache {
         return null;
     }
 
+    /**
+     * Counts a lookup that returns {@code found} as a hit or a miss; returns it. A miss is first
+     * checked against a racing close ({@link #missUnlessClosed}), and then the only way this throws.
+     */
     private Entry countLookup(Entry found) {
-        statistics.add(found != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
-        return found;
+        Entry answer = found != null ? found : missUnlessClosed();
+        statistics.add(answer != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
+        return answer;
+    }
+
+    /**
+     * A lookup's miss: null, or the closed cache's exception if {@code close()} ran meanwhile. A
+     * lookup that passed its {@link #ensureOpen} just before a close can find the group dropped,
+     * even for a pair held until the close; a miss would then say the pair is not cached, and from
+     * {@code deleteOrGet} that nobody holds it. So every miss re-reads {@link #lifecycle} (and a
+     * broken cache answers with its breach, as every call does). Memory order: {@code close()}
+     * writes {@code lifecycle} (volatile) before it drops any group. A lookup that found the group
+     * gone read that drop in Caffeine's map, whose bins and links are read with acquire or volatile
+     * loads and written with release or volatile stores, or under the key's bin lock (a compute:
+     * a pin, or {@code deleteOrGet}'s). Each of those reads happens after the close's write, so the
+     * volatile read here sees it. One path rests on the hardware alone: Caffeine clears a dropped
+     * node's value with a plain store, after the node left the map (under the node's monitor, whose
+     * entry orders it after the close's earlier stores on x86 and AArch64); a lookup that read the
+     * node before it left and its value after it was cleared has no happens-before edge to the
+     * close. A miss that read nothing of the close (the pair was never there) may see the cache
+     * open or closed: both are right for a call that overlapped the close.
+     */
+    private Entry missUnlessClosed() {
+        ensureOpen();
+        return null;
     }
 
     /**
@@ -1208,7 +1260,7 @@ public final class CaffeineDedupCache implements DedupCache {
         ensureOpen();
         Entry previous = ownEntry(entry);
         if (previous.count() < 2) {
-            throw new IllegalStateException("findNext of an entry the caller does not hold: " + previous);
+            throw referenceNotHeld("findNext of an entry the caller does not hold: " + previous);
         }
         Entry[] group = currentGroup(previous.boxedKey);
         int from = group == null ? 0 : indexOf(group, previous) + 1; // -1 + 1: from the newest
@@ -1244,14 +1296,15 @@ public final class CaffeineDedupCache implements DedupCache {
         Integer boxedKey = key;
         Entry[] group = currentGroup(boxedKey);
         if (group == null || indexOfValue(group, value) < 0) {
-            return null;
+            return missUnlessClosed();
         }
         DeleteOrGet deleteOrGet = new DeleteOrGet(value);
         groupMap.computeIfPresent(boxedKey, deleteOrGet);
         if (deleteOrGet.deleted) {
             statistics.add(DELETES, 1);
+            return null;
         }
-        return deleteOrGet.held;
+        return deleteOrGet.held != null ? deleteOrGet.held : missUnlessClosed();
     }
 
     /** The remapping function of {@link #deleteOrGet}. */
@@ -1561,6 +1614,93 @@ public final class CaffeineDedupCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
+     * <p>The order is Caffeine's eviction order ({@link Policy.Eviction#coldest(java.util.function.Function)}),
+     * coldest key first and, within a key, oldest value first: the order {@link #shrink} walks. It is
+     * TinyLFU's, not an LRU: a key's frequency counts too, so "oldest first" is as near as Caffeine's
+     * order comes. Pending maintenance is run first ({@code Cache.cleanUp()} on the calling thread),
+     * so that every key inserted before the call is in that order. Caffeine walks its order under its
+     * eviction lock; this keeps the lock only while it copies one reference per key (4 to 8 bytes a
+     * key, held until the call returns), and reads the entries and writes them after letting it go.
+     * While it holds the lock, Caffeine's maintenance waits, and so does a create that finds
+     * Caffeine's write buffer full. Groups are immutable, so a key's values are read as one
+     * consistent group; entries removed since are skipped. No reference is taken: pins and counts are
+     * left as they are.
+     */
+    @Override
+    public long writeSnapshot(OutputStream out) throws IOException {
+        Objects.requireNonNull(out, "out");
+        ensureOpen();
+        groups.cleanUp();
+        List<Entry[]> order = eviction.coldest(CaffeineDedupCache::groupsInOrder);
+        ensureOpen();
+        return Snapshots.write(out, new SnapshotWalk(order));
+    }
+
+    /** The groups of Caffeine's coldest-first stream, references only. Runs under its eviction lock. */
+    private static List<Entry[]> groupsInOrder(java.util.stream.Stream<Policy.CacheEntry<Integer, Entry[]>> coldest) {
+        List<Entry[]> order = new ArrayList<>();
+        for (Iterator<Policy.CacheEntry<Integer, Entry[]>> it = coldest.iterator(); it.hasNext(); ) {
+            order.add(it.next().getValue());
+        }
+        return order;
+    }
+
+    /** The pairs of the groups, coldest group first, oldest value first within a group; live ones only. */
+    private final class SnapshotWalk implements Snapshots.PairSource {
+        private final List<Entry[]> order;
+        private int group;
+        /** The next index to look at in the current group, counting down (groups are newest first). */
+        private int index = -1;
+
+        SnapshotWalk(List<Entry[]> order) {
+            this.order = order;
+        }
+
+        @Override
+        public int next(int[] keys, long[] values, byte[] flags, int from, int max) {
+            ensureOpen(); // close() dropped the groups: never end a snapshot short as if complete
+            int copied = 0;
+            while (copied < max) {
+                if (index < 0) {
+                    if (group == order.size()) {
+                        break;
+                    }
+                    index = order.get(group++).length - 1;
+                    continue;
+                }
+                Entry entry = order.get(group - 1)[index--];
+                if (entry.count() == 0) {
+                    continue; // removed since Caffeine's order was read
+                }
+                keys[from + copied] = entry.key;
+                values[from + copied] = entry.value;
+                flags[from + copied] = (byte) ((entry.reusable() ? Snapshots.RECORD_REUSABLE : 0)
+                        | (entry.isReferenced() ? Snapshots.RECORD_REFERENCED : 0));
+                copied++;
+            }
+            return copied;
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created as by
+     * {@link #create} on the calling thread, in the snapshot's order, except that a restore never
+     * reclaims for the chain cap: a pair whose key already has {@code chainCap} values nobody holds
+     * is skipped and not counted.
+     */
+    @Override
+    public long readSnapshot(InputStream in) throws IOException {
+        Objects.requireNonNull(in, "in");
+        ensureOpen();
+        return Snapshots.read(in, maxEntries - entryCount.get(),
+                (key, value, reusable) -> create(key, value, reusable, false));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
      * <p>Marks the cache closed (which also stops handing maintenance to the executor), drops every
      * group from Caffeine, and wakes every {@code waitUnused}. The cache counts as closed from the
      * first call on; a close that threw part-way (an {@link OutOfMemoryError} waking the waiters) is
@@ -1599,6 +1739,16 @@ public final class CaffeineDedupCache implements DedupCache {
             throw new IllegalStateException("cache is closed");
         }
         throw new AssertionError("cache invariant broken earlier: " + now.breach.getMessage(), now.breach);
+    }
+
+    /**
+     * The exception for a caller's reference that an entry's count does not show: {@code misuse},
+     * unless {@link #close()} has begun, when the call is told that the cache is closed, as every
+     * call on a closed cache is. The one place every such refusal (a release, a {@code findNext}) is
+     * decided, so that a call racing close() never blames the caller's references for the close.
+     */
+    IllegalStateException referenceNotHeld(String misuse) {
+        return new IllegalStateException(isClosed() ? "cache is closed" : misuse);
     }
 
     /** Whether {@link #close()} has begun: one volatile read. */

@@ -45,7 +45,7 @@ import org.junit.jupiter.api.Test;
  */
 class PublicJavadocLinksTest {
 
-    private static final Set<String> EXPORTED = Set.of("org.mbcache", "org.mbcache.caffeine");
+    private static final Set<String> EXPORTED = Set.of("org.mbcache", "org.mbcache.caffeine", "org.mbcache.micrometer");
 
     @Test
     void publishedJavadocLinksOnlyPublishedElements() throws IOException {

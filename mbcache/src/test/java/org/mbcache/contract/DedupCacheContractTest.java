@@ -23,6 +23,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -1144,6 +1145,89 @@ class DedupCacheContractTest {
             racing.close();
             String message = creator.get(PATIENCE_SECONDS, TimeUnit.SECONDS);
             assertTrue(message.contains("closed"), "not the closed message: " + message);
+        }
+    }
+
+    @Test
+    void aReleaseRacingCloseEitherSucceedsOrSaysTheCacheIsClosed() throws Exception {
+        assertEveryFailureRacingCloseSaysClosed(racing -> {
+            CacheEntry found = racing.findFirst(KEY);
+            CacheEntry got = racing.get(KEY, 2);
+            CacheEntry handedBack = racing.deleteOrGet(KEY, 3); // held by the test: handed back
+            for (CacheEntry entry : new CacheEntry[] {found, got, handedBack}) {
+                if (entry != null) {
+                    racing.release(entry);
+                }
+            }
+        });
+    }
+
+    /**
+     * A pair held until {@code close()} is cached until then: a lookup racing the close finds it
+     * (it ran before the close) or is told that the cache is closed. A miss would say the pair is
+     * not cached, and from {@code deleteOrGet} that nobody holds it.
+     */
+    @Test
+    void aLookupOfAPairHeldUntilCloseFindsItOrSaysTheCacheIsClosed() throws Exception {
+        assertEveryFailureRacingCloseSaysClosed(racing -> {
+            releaseFound(racing, racing.get(KEY, 3), "get");
+            releaseFound(racing, racing.findFirst(KEY), "findFirst");
+            releaseFound(racing, racing.deleteOrGet(KEY, 3), "deleteOrGet");
+        });
+    }
+
+    private static void releaseFound(DedupCache racing, CacheEntry found, String lookup) {
+        if (found == null) {
+            throw new AssertionError(lookup + " missed a pair held until close()");
+        }
+        racing.release(found);
+    }
+
+    @Test
+    void aFindNextWalkRacingCloseEitherSucceedsOrSaysTheCacheIsClosed() throws Exception {
+        assertEveryFailureRacingCloseSaysClosed(racing -> {
+            CacheEntry entry = racing.findFirst(KEY);
+            while (entry != null) {
+                entry = racing.findNext(entry);
+            }
+        });
+    }
+
+    /**
+     * Races {@code close()} against a thread that repeats {@code use} on a cache holding three values
+     * of {@link #KEY} (the third held by the test throughout), many rounds, closing after a varying
+     * number of repetitions: whatever {@code use} throws must be the closed cache's
+     * {@link IllegalStateException}, never a complaint about the caller's references.
+     */
+    private void assertEveryFailureRacingCloseSaysClosed(Consumer<DedupCache> use) throws Exception {
+        for (int round = 0; round < 300; round++) {
+            DedupCache racing = anotherCache();
+            for (long value = 1; value <= 3; value++) {
+                racing.create(KEY, value, true);
+            }
+            CacheEntry heldByTheTest = racing.get(KEY, 3);
+            AtomicInteger repetitions = new AtomicInteger();
+            CompletableFuture<Throwable> user = CompletableFuture.supplyAsync(() -> {
+                try {
+                    for (;;) {
+                        use.accept(racing);
+                        repetitions.incrementAndGet();
+                    }
+                } catch (Throwable failure) {
+                    return failure;
+                }
+            });
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(PATIENCE_SECONDS);
+            while (repetitions.get() < round % 7 && !user.isDone() && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            racing.close();
+            Throwable failure = user.get(PATIENCE_SECONDS, TimeUnit.SECONDS);
+            if (!(failure instanceof IllegalStateException) || !failure.getMessage().contains("closed")) {
+                throw new AssertionError("round " + round + ": not the closed cache's exception: " + failure,
+                        failure);
+            }
+            assertNotNull(heldByTheTest);
         }
     }
 

@@ -27,6 +27,7 @@ class ModuleDescriptorTest {
 
     private static final String MODULE = "org.mbcache";
     private static final String CAFFEINE = "com.github.benmanes.caffeine";
+    private static final String MICROMETER = "micrometer.core";
 
     @TempDir
     Path dir;
@@ -41,21 +42,30 @@ class ModuleDescriptorTest {
     }
 
     @Test
-    void exportsTheTwoApiPackagesToEveryoneAndNothingElse() {
+    void exportsTheThreeApiPackagesToEveryoneAndNothingElse() {
         Set<String> exported = descriptor().exports().stream()
                 .peek(export -> assertTrue(!export.isQualified(), () -> export + " is qualified"))
                 .map(ModuleDescriptor.Exports::source)
                 .collect(Collectors.toSet());
-        assertEquals(Set.of("org.mbcache", "org.mbcache.caffeine"), exported);
+        assertEquals(Set.of("org.mbcache", "org.mbcache.caffeine", "org.mbcache.micrometer"), exported);
     }
 
     @Test
     void needsCaffeineOnlyAtCompileTime() {
-        ModuleDescriptor.Requires caffeine = descriptor().requires().stream()
-                .filter(requires -> requires.name().equals(CAFFEINE))
+        assertEquals(Set.of(ModuleDescriptor.Requires.Modifier.STATIC), modifiersOfRequires(CAFFEINE));
+    }
+
+    @Test
+    void needsMicrometerOnlyAtCompileTime() {
+        assertEquals(Set.of(ModuleDescriptor.Requires.Modifier.STATIC), modifiersOfRequires(MICROMETER));
+    }
+
+    private static Set<ModuleDescriptor.Requires.Modifier> modifiersOfRequires(String module) {
+        return descriptor().requires().stream()
+                .filter(requires -> requires.name().equals(module))
                 .findFirst()
-                .orElseThrow();
-        assertEquals(Set.of(ModuleDescriptor.Requires.Modifier.STATIC), caffeine.modifiers());
+                .orElseThrow()
+                .modifiers();
     }
 
     @Test
@@ -83,6 +93,8 @@ class ModuleDescriptorTest {
                 "                if (cache.deleteOrGet(7, 70) != null || cache.size() != 0) throw new AssertionError(\"delete\");",
                 "            }",
                 "        }",
+                "        // The application requires no Micrometer, so none is resolved: the library runs without it.",
+                "        if (ModuleLayer.boot().findModule(\"" + MICROMETER + "\").isPresent()) throw new AssertionError(\"micrometer\");",
                 "        System.out.print(\"app ran on \" + MbCache.class.getModule().getName());",
                 "    }",
                 "}"));

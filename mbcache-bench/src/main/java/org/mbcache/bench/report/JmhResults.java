@@ -1,5 +1,8 @@
 package org.mbcache.bench.report;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -8,8 +11,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Reads JMH's JSON result files ({@code -rf json}) into {@link Row}s, one per result line. */
+/** Reads JMH's JSON result files ({@code -rf json}) into {@link Row}s, one per result line, through Jackson. */
 public final class JmhResults {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     public static final String ALLOC_NORM = "gc.alloc.rate.norm";
 
     /**
@@ -49,51 +54,47 @@ public final class JmhResults {
         return parse(Files.readString(file));
     }
 
-    @SuppressWarnings("unchecked")
+    /**
+     * The rows of a JMH JSON result file's text, read by Jackson.
+     *
+     * @throws IllegalArgumentException if the text is not JSON or not an array
+     */
     public static List<Row> parse(String json) {
-        Object root = Json.parse(json);
-        if (!(root instanceof List)) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
+        }
+        if (root == null || !root.isArray()) {
             throw new IllegalArgumentException("JMH JSON must be an array");
         }
         List<Row> rows = new ArrayList<>();
-        for (Object o : (List<Object>) root) {
-            Map<String, Object> r = (Map<String, Object>) o;
-            String name = shortName((String) r.get("benchmark"));
+        for (JsonNode r : root) {
+            String name = shortName(r.path("benchmark").asText());
             int threads = (int) num(r.get("threads"), 1);
             int forks = (int) num(r.get("forks"), 0);
             Map<String, String> params = new LinkedHashMap<>();
-            Object p = r.get("params");
-            if (p instanceof Map) {
-                ((Map<String, Object>) p).forEach((k, v) -> params.put(k, String.valueOf(v)));
-            }
-            Map<String, Object> primary = (Map<String, Object>) r.get("primaryMetric");
-            Map<String, Object> secondary = r.get("secondaryMetrics") instanceof Map
-                    ? (Map<String, Object>) r.get("secondaryMetrics") : Map.of();
-            double bytes = 0;
-            Object norm = secondary.get(ALLOC_NORM);
-            if (norm instanceof Map) {
-                double b = num(((Map<String, Object>) norm).get("score"), 0);
-                bytes = Double.isNaN(b) ? 0 : b;
-            }
-            rows.add(row(name, threads, forks, params, primary, bytes));
+            r.path("params").fields().forEachRemaining(e -> params.put(e.getKey(), e.getValue().asText()));
+            JsonNode primary = r.path("primaryMetric");
+            JsonNode secondary = r.path("secondaryMetrics");
+            double bytes = num(secondary.path(ALLOC_NORM).get("score"), 0);
+            rows.add(row(name, threads, forks, params, primary, Double.isNaN(bytes) ? 0 : bytes));
             // a @Group benchmark: one more row per role (secondary metrics in the score's unit)
-            String unit = (String) primary.get("scoreUnit");
-            for (Map.Entry<String, Object> e : secondary.entrySet()) {
-                if (e.getKey().contains(".") || !(e.getValue() instanceof Map)) {
-                    continue; // profiler metrics (gc.*), not roles
-                }
-                Map<String, Object> m = (Map<String, Object>) e.getValue();
-                if (unit != null && unit.equals(m.get("scoreUnit"))) {
+            String unit = primary.path("scoreUnit").asText(null);
+            secondary.fields().forEachRemaining(e -> {
+                JsonNode m = e.getValue();
+                // profiler metrics (gc.*) have dotted names: not roles
+                if (!e.getKey().contains(".") && m.isObject() && unit != null && unit.equals(m.path("scoreUnit").asText(null))) {
                     rows.add(row(name + ":" + e.getKey(), threads, forks, params, m, Double.NaN));
                 }
-            }
+            });
         }
         return rows;
     }
 
-    private static Row row(String name, int threads, int forks, Map<String, String> params,
-                           Map<String, Object> metric, double bytes) {
-        String unit = (String) metric.get("scoreUnit");
+    private static Row row(String name, int threads, int forks, Map<String, String> params, JsonNode metric, double bytes) {
+        String unit = metric.path("scoreUnit").asText(null);
         double score = num(metric.get("score"), Double.NaN);
         double error = num(metric.get("scoreError"), Double.NaN);
         return new Row(name, threads, forks, params, toNs(score, unit), toNsError(score, error, unit), bytes);
@@ -105,29 +106,34 @@ public final class JmhResults {
         return parts.length < 2 ? full : parts[parts.length - 2] + "." + parts[parts.length - 1];
     }
 
-    /** A JSON number, or JMH's "NaN"/"+INF"/"-INF" strings. */
-    static double num(Object o, double dflt) {
-        if (o instanceof Double) {
-            return (Double) o;
+    /** A JSON number, or JMH's "NaN"/"+INF"/"-INF" strings; {@code dflt} when absent or neither. */
+    static double num(JsonNode node, double dflt) {
+        if (node == null || node.isMissingNode() || node.isNull()) {
+            return dflt;
         }
-        if (o instanceof String) {
-            switch ((String) o) {
-                case "NaN": return Double.NaN;
-                case "+INF": case "Infinity": return Double.POSITIVE_INFINITY;
-                case "-INF": case "-Infinity": return Double.NEGATIVE_INFINITY;
-                default:
-                    try {
-                        return Double.parseDouble((String) o);
-                    } catch (NumberFormatException e) {
-                        return dflt;
-                    }
-            }
+        if (node.isNumber()) {
+            return node.doubleValue();
         }
-        return dflt;
+        return num(node.asText(), dflt);
+    }
+
+    /** JMH's text for a number: "NaN", "+INF", "-INF" or digits; {@code dflt} for anything else. */
+    static double num(String text, double dflt) {
+        switch (text) {
+            case "NaN": return Double.NaN;
+            case "+INF": case "Infinity": return Double.POSITIVE_INFINITY;
+            case "-INF": case "-Infinity": return Double.NEGATIVE_INFINITY;
+            default:
+                try {
+                    return Double.parseDouble(text);
+                } catch (NumberFormatException e) {
+                    return dflt;
+                }
+        }
     }
 
     /** Converts a JMH score to ns/op: time-per-op units scale, ops-per-time units invert. */
-    static double toNs(double score, String unit) {
+    public static double toNs(double score, String unit) {
         if (unit == null) {
             return Double.NaN;
         }

@@ -18,6 +18,16 @@ public final class Report {
     }
 
     /**
+     * The 1-minute load average from {@code /proc/loadavg}: how many threads wanted a CPU, on
+     * average, over the last minute (above the CPU count: a busy machine); "unknown" where the
+     * file is missing.
+     */
+    public static String loadAverage() {
+        String text = Tsc.read("/proc/loadavg");
+        return text == null || text.isBlank() ? "unknown" : text.strip().split("\\s+")[0];
+    }
+
+    /**
      * The whole report: micro-benchmarks, their scaling, the 2019 experiment, then whatever
      * {@code measured} holds, then the targets.
      */

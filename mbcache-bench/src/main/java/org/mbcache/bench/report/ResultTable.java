@@ -86,9 +86,9 @@ public final class ResultTable {
     /**
      * For every benchmark, params and backend measured at 1 thread and at more: both times and their
      * ratio (N threads ÷ 1; 1.00 is perfect scaling of the per-thread cost), one line per thread count
-     * above 1, sorted by benchmark, params, backend and threads. Empty if no pair. The main job has
-     * 1 and 2 threads; a run at 4-16 threads on a larger machine ({@code many-cores.sh}) gets the
-     * same table with more lines.
+     * above 1, sorted by benchmark, params, backend and threads. Empty if no pair. A {@code jmh} run with
+     * {@code -t 1} and {@code -t 2} gets one line per pair; a run at 4-16 threads on a larger machine
+     * ({@code many-cores.sh}) gets the same table with more lines.
      */
     public String scalingMarkdown() {
         List<Row> many = new ArrayList<>();

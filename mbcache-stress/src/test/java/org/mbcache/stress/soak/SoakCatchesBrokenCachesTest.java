@@ -139,6 +139,16 @@ class SoakCatchesBrokenCachesTest {
         }
 
         @Override
+        public long writeSnapshot(java.io.OutputStream out) throws java.io.IOException {
+            return delegate.writeSnapshot(out);
+        }
+
+        @Override
+        public long readSnapshot(java.io.InputStream in) throws java.io.IOException {
+            return delegate.readSnapshot(in);
+        }
+
+        @Override
         public long shrink(long nrToScan) {
             return delegate.shrink(nrToScan);
         }

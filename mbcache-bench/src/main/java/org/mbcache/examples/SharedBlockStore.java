@@ -3,6 +3,7 @@ package org.mbcache.examples;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToIntFunction;
 import java.util.zip.CRC32C;
 import org.mbcache.CacheEntry;
+import org.mbcache.CacheStats;
 import org.mbcache.MbCache;
 
 /**
@@ -35,6 +37,8 @@ import org.mbcache.MbCache;
  * 65f8b80053a1).
  *
  * <p>Thread-safe: any thread may store and drop. The block map stands in for the disk.
+ *
+ * <p>Run it: {@code java -jar mbcache-bench/target/mbcache-bench.jar example}.
  */
 public final class SharedBlockStore implements AutoCloseable {
 
@@ -54,6 +58,7 @@ public final class SharedBlockStore implements AutoCloseable {
     private final MbCache cache = MbCache.create(10);
     private final Map<Long, Block> disk = new ConcurrentHashMap<>();
     private final AtomicLong nextBlock = new AtomicLong();
+    private final AtomicLong sharesTaken = new AtomicLong();
     private final int maxSharers;
     private final ToIntFunction<byte[]> contentHash;
 
@@ -100,6 +105,7 @@ public final class SharedBlockStore implements AutoCloseable {
         for (CacheEntry entry = cache.findFirst(hash); entry != null; entry = cache.findNext(entry)) {
             Block block = disk.get(entry.value());
             if (block != null && share(block, content, entry)) {
+                sharesTaken.incrementAndGet();
                 cache.touch(entry);
                 cache.release(entry);
                 return entry.value();
@@ -197,6 +203,33 @@ public final class SharedBlockStore implements AutoCloseable {
     }
 
     /**
+     * The blocks written so far, freed ones included.
+     *
+     * @return how many times {@link #store} found no block to share
+     */
+    public long blocksWritten() {
+        return nextBlock.get();
+    }
+
+    /**
+     * The stores that shared an existing block instead of writing one.
+     *
+     * @return how many times {@link #store} took a share
+     */
+    public long sharesTaken() {
+        return sharesTaken.get();
+    }
+
+    /**
+     * The block cache's counters.
+     *
+     * @return a snapshot of the cache's statistics
+     */
+    public CacheStats cacheStats() {
+        return cache.stats();
+    }
+
+    /**
      * The entries in the block cache.
      *
      * @return the cache's size
@@ -212,8 +245,9 @@ public final class SharedBlockStore implements AutoCloseable {
     }
 
     /**
-     * The example: 1,000 files get one of 10 security labels, then every file is removed. Prints
-     * the blocks written with sharing, and what is left at the end (nothing).
+     * The example: 1,000 files get one of 10 security labels, at most {@value #EXAMPLE_MAX_SHARERS}
+     * files a block, then every file is removed. Prints the blocks written and shared, how many
+     * files share each block, the cache's counters, and what is left at the end (nothing).
      *
      * @param out where to print
      * @throws InterruptedException if interrupted while a block is dropped
@@ -221,19 +255,37 @@ public final class SharedBlockStore implements AutoCloseable {
     static void run(PrintStream out) throws InterruptedException {
         int files = 1_000;
         int labels = 10;
-        try (SharedBlockStore store = new SharedBlockStore(1024)) {
+        try (SharedBlockStore store = new SharedBlockStore(EXAMPLE_MAX_SHARERS)) {
             long[] blockOf = new long[files];
             for (int file = 0; file < files; file++) {
                 byte[] label = ("security.selinux=system_u:object_r:label" + file % labels + "_t")
                         .getBytes(StandardCharsets.UTF_8);
                 blockOf[file] = store.store(label);
             }
-            out.printf("%d files, %d distinct labels: %d blocks%n", files, labels, store.blockCount());
+            out.printf("%d files, %d distinct labels, at most %d files a block%n", files, labels, EXAMPLE_MAX_SHARERS);
+            out.printf("stored: %d blocks written, %d stores shared an existing block%n",
+                    store.blocksWritten(), store.sharesTaken());
+            StringBuilder sharers = new StringBuilder();
+            for (long block = 0; block < store.blocksWritten(); block++) {
+                sharers.append(block == 0 ? "" : " ").append(store.sharers(block));
+            }
+            out.printf("files sharing each block (blocks 0-%d): %s%n", store.blocksWritten() - 1, sharers);
+            out.printf("cache: %d entries; %s%n", store.cachedBlocks(), describe(store.cacheStats()));
             for (long block : blockOf) {
                 store.drop(block);
             }
-            out.printf("all files removed: %d blocks, %d cache entries%n", store.blockCount(), store.cachedBlocks());
+            out.printf("all files removed: %d blocks, %d cache entries; %s%n", store.blockCount(), store.cachedBlocks(),
+                    describe(store.cacheStats()));
         }
+    }
+
+    /** The example's sharer limit: small, so that the limit is reached and a second block per label is written. */
+    static final int EXAMPLE_MAX_SHARERS = 64;
+
+    /** The counters the example shows, in words. */
+    static String describe(CacheStats s) {
+        return String.format(Locale.ROOT, "creates %d, lookups %d hits + %d misses (hit rate %.1f%%), deletes %d",
+                s.creates(), s.lookupHits(), s.lookupMisses(), 100 * s.hitRate(), s.deletes());
     }
 
     /**
