@@ -11,6 +11,9 @@ import static org.mbcache.CompactTable.generation;
 import static org.mbcache.CompactTable.keyOf;
 import static org.mbcache.CompactTable.lvMeta;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
@@ -19,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Saturating;
+import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
 
 /**
@@ -73,7 +77,13 @@ import org.mbcache.internal.StripedStatistics;
  * its new pair a whole turn before the hand comes back: in steady churn the hand frees in creation
  * order. A slot freed elsewhere ({@code deleteOrGet}, the chain cap) may sit just ahead of the hand,
  * and its new pair is then looked at early. Referenced entries get their second chance, and held
- * ones are never freed, as in MbCache.
+ * ones are never freed, as in MbCache. A snapshot ({@link #writeSnapshot}) lists the pairs in this
+ * order, from the hand.
+ *
+ * <p><b>No hot entries.</b> MbCache spreads the reference count of a heavily contended entry over
+ * cells of its own (hot mode). This class does not: a contended slot keeps its one meta word, and
+ * every lookup and release of it is a CAS on that word, so a single pair that many threads hit at
+ * once costs here what it cost MbCache before hot mode.
  */
 public final class CompactMbCache implements DedupCache {
 
@@ -155,6 +165,8 @@ public final class CompactMbCache implements DedupCache {
     private static final long RETRY = -2L;
     private static final long CONTAINED = -3L;
     private static final long ALREADY_CACHED = -1L;
+    /** What {@link #hash} answers a restore's create whose chain is at the cap: nothing created. */
+    private static final long CHAIN_FULL = -4L;
     private static final int SYNC_SHRINK_BATCH = MbCache.SYNC_SHRINK_BATCH;
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 8;
     /** The most background passes one call chain runs in a row (see {@link #backgroundReclaim()}). */
@@ -227,7 +239,7 @@ public final class CompactMbCache implements DedupCache {
         int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
         this.table = new CompactTable(bucketBits, slotBits, Math.min(pageBits, slotBits), Buckets.seed(builder.hashSeed));
         this.entryCount = new EntryCount(maxEntries);
-        this.pressureRegistration = MemoryPressureRegistry.INSTANCE.register(this);
+        this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
     }
 
     /**
@@ -262,6 +274,7 @@ public final class CompactMbCache implements DedupCache {
         private Executor executor;
         private Long hashSeed;
         private int chainCap;
+        private boolean memoryPressureReclaim = true;
 
         private Builder() {}
 
@@ -350,7 +363,22 @@ public final class CompactMbCache implements DedupCache {
         }
 
         /**
-         * A new, empty cache, registered for memory-pressure reclaim until it is closed.
+         * Whether the cache takes part in memory-pressure reclaim, as
+         * {@code MbCache.Builder.memoryPressureReclaim}; default {@code true}. A cache built with
+         * {@code false} is never registered, so only its {@code maxEntries} bound, the chain cap and
+         * explicit {@link CompactMbCache#shrink(long)} calls free its entries.
+         *
+         * @param enabled {@code false} to keep this cache out of memory-pressure reclaim
+         * @return this builder
+         */
+        public Builder memoryPressureReclaim(boolean enabled) {
+            this.memoryPressureReclaim = enabled;
+            return this;
+        }
+
+        /**
+         * A new, empty cache, registered for memory-pressure reclaim until it is closed unless
+         * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
          *
          * @return the cache
          */
@@ -393,6 +421,11 @@ public final class CompactMbCache implements DedupCache {
      */
     @Override
     public boolean create(int key, long value, boolean reusable) {
+        return createPair(key, value, reusable, false);
+    }
+
+    /** {@link #create}, or with {@code restore} {@link #createForRestore}. */
+    private boolean createPair(int key, long value, boolean reusable, boolean restore) {
         ensureOpen();
         reclaimIfLarge();
         int bucket = table.bucketOf(key);
@@ -405,7 +438,7 @@ public final class CompactMbCache implements DedupCache {
         int slot = allocateSlot();
         long outcome;
         try {
-            outcome = hash(bucket, key, print, value, reusable, slot, seen);
+            outcome = hash(bucket, key, print, value, reusable, slot, seen, restore);
         } catch (Throwable failure) { // the overflow array's allocation, or close(): the slot goes back
             table.free(slot);
             throw failure;
@@ -413,6 +446,10 @@ public final class CompactMbCache implements DedupCache {
         if (outcome == ALREADY_CACHED) {
             table.free(slot);
             statistics.add(DUPLICATES_REFUSED, 1);
+            return false;
+        }
+        if (outcome == CHAIN_FULL) {
+            table.free(slot);
             return false;
         }
         statistics.add(CREATES, 1);
@@ -424,6 +461,17 @@ public final class CompactMbCache implements DedupCache {
             ChainCapEvent.commitIfEnabled(this, key, (int) (outcome >>> 32), chainCap, reclaimed);
         }
         return true;
+    }
+
+    /**
+     * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims for the
+     * chain cap. A pair whose chain is at the cap is skipped (false, as for a pair already cached),
+     * so that a restore evicts no pair, neither one cached before it nor one it created. The slot is
+     * claimed first, as by every create here, and one critical section checks the chain and the cap
+     * and hashes; a skipped pair's slot goes back to the free list.
+     */
+    private boolean createForRestore(int key, long value, boolean reusable) {
+        return createPair(key, value, reusable, true);
     }
 
     /** A free slot, reclaiming synchronously first if every slot is in use. */
@@ -450,9 +498,11 @@ public final class CompactMbCache implements DedupCache {
     /**
      * The create's critical section: {@link #ALREADY_CACHED}, or the chain cap's outcome (0 if the
      * chain was below the cap; else the length found in the upper 32 bits and the entries reclaimed
-     * in the lower). Allocates (an overflow array) before it changes anything.
+     * in the lower). A restore's ({@code restore}) reclaims nothing for the cap: at the cap it
+     * answers {@link #CHAIN_FULL} and hashes nothing. Allocates (an overflow array) before it changes
+     * anything.
      */
-    private long hash(int bucket, int key, int print, long value, boolean reusable, int slot, long seen) {
+    private long hash(int bucket, int key, int print, long value, boolean reusable, int slot, long seen, boolean restore) {
         long lockedAt = table.lock(bucket);
         try {
             if (lockedAt != seen && positionOfPair(bucket, key, print, value) >= 0) {
@@ -460,6 +510,9 @@ public final class CompactMbCache implements DedupCache {
             }
             if (closed) {
                 throw new IllegalStateException("cache is closed");
+            }
+            if (restore && table.length(bucket) >= chainCap) {
+                return CHAIN_FULL;
             }
             table.ensureRoom(bucket);
             int length = table.length(bucket);
@@ -603,7 +656,7 @@ public final class CompactMbCache implements DedupCache {
         int at = table.valueIndex((int) handle);
         long meta = lvMeta(page, at);
         if (generation(meta) != generationOf(handle) || count(meta) <= 1) {
-            throw new IllegalStateException("findNext of an entry the caller does not hold: " + describe(handle));
+            throw referenceNotHeld("findNext of an entry the caller does not hold: " + describe(handle));
         }
         long next;
         try {
@@ -740,10 +793,35 @@ public final class CompactMbCache implements DedupCache {
         return (int) (handle >>> 32);
     }
 
-    /** Counts a lookup as a hit or a miss; returns it. Never throws. */
+    /**
+     * Counts a lookup as a hit or a miss; returns it. A miss is first checked against a racing
+     * close ({@link #missUnlessClosed}), and then the only way this throws.
+     */
     private long countLookup(long found) {
-        statistics.add(found != NO_ENTRY ? LOOKUP_HITS : LOOKUP_MISSES, 1);
-        return found;
+        long answer = found != NO_ENTRY ? found : missUnlessClosed();
+        statistics.add(answer != NO_ENTRY ? LOOKUP_HITS : LOOKUP_MISSES, 1);
+        return answer;
+    }
+
+    /**
+     * A lookup's miss: {@link #NO_ENTRY}, or the closed cache's exception if {@code close()} ran
+     * meanwhile (MbCache's argument, with a slot's count where it has an entry's state): a miss
+     * racing close could be a pair held until the close, zeroed or unhashed by it. {@code close()}
+     * sets {@code closed} before it zeroes a count or empties a chain, so a lookup that saw either
+     * reads it set.
+     */
+    private long missUnlessClosed() {
+        ensureOpen();
+        return NO_ENTRY;
+    }
+
+    /**
+     * The exception for a handle the caller does not hold: "cache is closed" where {@code close()}
+     * took the reference (it zeroes every count after setting {@code closed}, so a release that
+     * found the count zeroed sees {@code closed} set), else {@code misuse}.
+     */
+    private IllegalStateException referenceNotHeld(String misuse) {
+        return new IllegalStateException(closed ? "cache is closed" : misuse);
     }
 
     /**
@@ -765,7 +843,7 @@ public final class CompactMbCache implements DedupCache {
         try {
             int pos = positionOfPair(bucket, key, print, value);
             if (pos < 0) {
-                return NO_ENTRY;
+                return missUnlessClosed();
             }
             int slot = table.slotOfRef(table.refAt(bucket, pos));
             long[] page = table.slotPage(slot);
@@ -775,6 +853,9 @@ public final class CompactMbCache implements DedupCache {
                 freed = slot;
             } else {
                 handle = tryAcquireMatching(page, slot, key, value, true);
+                if (handle == NO_ENTRY) {
+                    return missUnlessClosed();
+                }
             }
         } finally {
             table.unlock(bucket);
@@ -827,7 +908,7 @@ public final class CompactMbCache implements DedupCache {
         for (;;) {
             long meta = lvMeta(page, at);
             if (generation(meta) != generation || count(meta) <= 1) {
-                throw new IllegalStateException("entry released more often than it was handed out: " + describe(handle));
+                throw referenceNotHeld("entry released more often than it was handed out: " + describe(handle));
             }
             long next = meta - 1;
             if (CompactTable.casMeta(page, at, meta, next)) {
@@ -1351,7 +1432,9 @@ public final class CompactMbCache implements DedupCache {
         if (tornDown) {
             return;
         }
-        MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        if (pressureRegistration != null) {
+            MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        }
         reclaimLock.lock();
         try {
             for (int bucket = 0; bucket < table.bucketCount(); bucket++) {
@@ -1377,6 +1460,110 @@ public final class CompactMbCache implements DedupCache {
         }
         unusedWaiters.wakeAll();
         tornDown = true;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Snapshots
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The order is the clock's, the one reclaim passes sweep: from the hand to the end of the
+     * table, then from the first slot up to the hand, so the slot the hand looks at next comes first
+     * (oldest first in this backend's reclaim order; see "Reclaim order" in the class comment). A
+     * restore into an empty cache hands out slots from the start of the table in the snapshot's
+     * order and its hand starts there, so it rebuilds that order. The walk takes no lock but the
+     * reclaim lock, once, to read the hand (so it waits for at most one pass in progress); it reads
+     * each slot's meta word, value and meta word again, and writes the pair if both reads show the
+     * same live occupant (same key and generation, count above zero), with its flags (reusable;
+     * referenced as record flag 2, not restored). No reference is taken. A pair does not move while
+     * it is cached (a pass gives a second chance by clearing a flag, in place), so every pair cached
+     * for the whole call is written exactly once; slots added at the end of the table during the
+     * walk hold pairs created during the call and are not looked at. The walk keeps no state in the
+     * cache, so snapshots of one cache may run at the same time and none waits for another (the
+     * {@link java.io.InterruptedIOException} of {@link DedupCache#writeSnapshot} never arises here);
+     * one started from the stream of another is an ordinary second walk. A close during the walk is
+     * an {@link IllegalStateException}: {@code close()} zeroes the counts, which would otherwise end
+     * the snapshot short as if it were complete.
+     */
+    @Override
+    public long writeSnapshot(OutputStream out) throws IOException {
+        Objects.requireNonNull(out, "out");
+        ensureOpen();
+        int end = table.end();
+        int from;
+        reclaimLock.lock();
+        try {
+            from = hand < end ? hand : 1;
+        } finally {
+            reclaimLock.unlock();
+        }
+        return Snapshots.write(out, new SnapshotWalk(from, end));
+    }
+
+    /** One snapshot's walk over the slots {@code [start, end)}, then {@code [1, start)}. */
+    private final class SnapshotWalk implements Snapshots.PairSource {
+        private final int start;
+        private final int end;
+        private int next;
+        private boolean wrapped;
+
+        SnapshotWalk(int start, int end) {
+            this.start = start;
+            this.end = end;
+            this.next = start;
+        }
+
+        @Override
+        public int next(int[] keys, long[] values, byte[] flags, int from, int max) {
+            int copied = 0;
+            while (copied < max) {
+                if (!wrapped && next >= end) {
+                    wrapped = true;
+                    next = 1;
+                }
+                if (wrapped && next >= start) {
+                    break;
+                }
+                int slot = next++;
+                long[] page = table.slotPage(slot);
+                int at = table.valueIndex(slot);
+                long meta = lvMeta(page, at);
+                if (count(meta) == 0) {
+                    continue; // free, claimed, or not filled yet
+                }
+                long value = page[at];
+                VarHandle.acquireFence(); // the value's load before the second load of the meta word
+                long again = lvMeta(page, at);
+                if (count(again) == 0 || (again ^ meta) >>> GENERATION_SHIFT != 0) {
+                    continue; // freed (its value word may be the free list's link) or reused meanwhile
+                }
+                keys[from + copied] = keyOf(again);
+                values[from + copied] = value;
+                flags[from + copied] = (byte) (((again & REUSABLE) != 0 ? Snapshots.RECORD_REUSABLE : 0)
+                        | ((again & REFERENCED) != 0 ? Snapshots.RECORD_REFERENCED : 0));
+                copied++;
+            }
+            ensureOpen(); // close() zeroed the counts: never end a snapshot short as if complete
+            return copied;
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created as by
+     * {@link #create}, on the calling thread, in the snapshot's order, except that a restore never
+     * reclaims for the {@linkplain #chainCap() chain cap}: a pair whose chain is at the cap is
+     * skipped and not counted.
+     */
+    @Override
+    public long readSnapshot(InputStream in) throws IOException {
+        Objects.requireNonNull(in, "in");
+        ensureOpen();
+        long budget = maxEntries - size();
+        return Snapshots.read(in, budget, this::createForRestore);
     }
 
     /**
