@@ -8,6 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -17,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.mbcache.internal.Snapshots;
 
 /**
  * What the contract tests cannot see of {@link CompactMbCache}: the primitive API and its handles,
@@ -368,6 +373,101 @@ class CompactMbCacheTest {
             assertTrue(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
             cache.onMemoryPressure();
             assertEquals(50, cache.size());
+        }
+    }
+
+    @Test
+    void aCacheBuiltWithoutMemoryPressureReclaimIsNeverRegistered() {
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(4).memoryPressureReclaim(false).build()) {
+            assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+        }
+    }
+
+    /** The keys of a snapshot, in its order. */
+    private static List<Integer> snapshotKeys(CompactMbCache cache) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        cache.writeSnapshot(out);
+        List<Integer> keys = new ArrayList<>();
+        Snapshots.read(new ByteArrayInputStream(out.toByteArray()), Long.MAX_VALUE, (key, value, reusable) -> keys.add(key));
+        return keys;
+    }
+
+    @Test
+    void aSnapshotListsPairsFromTheClockHandInTheOrderItSweeps() throws IOException {
+        try (CompactMbCache cache = cache(4, 1024)) {
+            for (int key = 0; key < 10; key++) {
+                assertTrue(cache.create(key, key, true));
+            }
+            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), snapshotKeys(cache));
+            assertEquals(3, cache.shrink(3)); // frees keys 0-2; the hand stops before key 3's slot
+            assertTrue(cache.create(100, 100, true)); // reuses the slot the hand freed last
+            assertEquals(List.of(3, 4, 5, 6, 7, 8, 9, 100), snapshotKeys(cache));
+            assertEquals(1, cache.shrink(1));
+            assertFalse(org.mbcache.contract.Pairs.isCached(cache, 3, 3), "the snapshot's first pair is the next one reclaimed");
+        }
+    }
+
+    @Test
+    void aRestoredCacheReclaimsInTheSnapshotsOrder() throws IOException {
+        try (CompactMbCache cache = cache(4, 1024); CompactMbCache restored = cache(4, 1024)) {
+            for (int key = 0; key < 10; key++) {
+                assertTrue(cache.create(key, key, key % 2 == 0));
+            }
+            cache.shrink(4);
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            assertEquals(6, cache.writeSnapshot(out));
+            assertEquals(6, restored.readSnapshot(new ByteArrayInputStream(out.toByteArray())));
+            assertEquals(snapshotKeys(cache), snapshotKeys(restored));
+            assertEquals(1, restored.shrink(1));
+            assertFalse(org.mbcache.contract.Pairs.isCached(restored, 4, 4), "the oldest restored pair is reclaimed first");
+            assertTrue(org.mbcache.contract.Pairs.isCached(restored, 5, 5));
+        }
+    }
+
+    @Test
+    void aSnapshotThatACloseOvertakesFailsRatherThanEndingShort() {
+        CompactMbCache cache = cache(4, 1024);
+        for (int key = 0; key < 10; key++) {
+            cache.create(key, key, true);
+        }
+        OutputStream closing = new OutputStream() {
+            @Override
+            public void write(int b) {
+                cache.close();
+            }
+
+            @Override
+            public void write(byte[] bytes, int offset, int length) {
+                cache.close();
+            }
+        };
+        assertThrows(IllegalStateException.class, () -> cache.writeSnapshot(closing));
+    }
+
+    @Test
+    void aSnapshotStartedFromTheStreamOfAnotherIsASecondWalk() throws IOException {
+        try (CompactMbCache cache = cache(4, 1024)) {
+            for (int key = 0; key < 10; key++) {
+                cache.create(key, key, true);
+            }
+            List<Integer> inner = new ArrayList<>();
+            OutputStream nesting = new OutputStream() {
+                @Override
+                public void write(int b) {}
+
+                @Override
+                public void write(byte[] bytes, int offset, int length) {
+                    if (inner.isEmpty()) {
+                        try {
+                            inner.addAll(snapshotKeys(cache));
+                        } catch (IOException e) {
+                            throw new AssertionError(e);
+                        }
+                    }
+                }
+            };
+            assertEquals(10, cache.writeSnapshot(nesting));
+            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), inner);
         }
     }
 }
