@@ -201,7 +201,7 @@ final class Buckets {
     }
 
     /** Three 64-bit words: from {@link SecureRandom}, or expanded from a fixed seed (SplitMix64). */
-    private static long[] seed(Long hashSeed) {
+    static long[] seed(Long hashSeed) {
         if (hashSeed == null) {
             SecureRandom random = new SecureRandom();
             return new long[] {random.nextLong(), random.nextLong(), random.nextLong()};
@@ -292,19 +292,22 @@ final class Buckets {
     long lock(int b) {
         long word = (long) LOCK_WORD.getOpaque(heads, b);
         if ((word & LOCKED) != 0 || !LOCK_WORD.weakCompareAndSetAcquire(heads, b, word, word + 1)) {
-            word = lockContended(b);
+            word = lockContended(heads, b);
         }
         VarHandle.storeStoreFence();
         return word & VERSION_MASK;
     }
 
-    /** {@link #lock} once the first try failed; returns the word the bit was taken from. */
-    private long lockContended(int b) {
+    /**
+     * {@link #lock} once the first try failed: spins, then yields, until the bit of
+     * {@code words[b]} is taken; returns the word it was taken from. Also {@link CompactTable}'s.
+     */
+    static long lockContended(long[] words, int b) {
         int spins = 0;
         for (;;) {
             // Opaque load: wait for the bit to clear without writing the contended line.
-            long word = (long) LOCK_WORD.getOpaque(heads, b);
-            if ((word & LOCKED) == 0 && LOCK_WORD.weakCompareAndSetAcquire(heads, b, word, word + 1)) {
+            long word = (long) LOCK_WORD.getOpaque(words, b);
+            if ((word & LOCKED) == 0 && LOCK_WORD.weakCompareAndSetAcquire(words, b, word, word + 1)) {
                 return word;
             }
             if (++spins < SPINS_BEFORE_YIELD) {

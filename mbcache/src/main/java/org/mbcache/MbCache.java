@@ -2406,6 +2406,11 @@ public final class MbCache implements DedupCache {
                 + ", createStrategy=" + createStrategy + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
     }
 
+    /** The shared default executor {@code mbcache-reclaim}, also {@link CompactMbCache}'s. */
+    static Executor defaultExecutor() {
+        return ReclaimThread.EXECUTOR;
+    }
+
     /** The default background-reclaim executor, created on first use (initialization-on-demand holder). */
     private static final class ReclaimThread {
         static final Executor EXECUTOR = Executors.newSingleThreadExecutor(task -> {

@@ -24,7 +24,7 @@ import javax.management.openmbean.CompositeData;
  * the application set one already, and listens for the JVM's
  * {@link MemoryNotificationInfo#MEMORY_COLLECTION_THRESHOLD_EXCEEDED} notifications: "after a
  * collection, the old generation is still this full". Each notification calls
- * {@link MbCache#onMemoryPressure()} on every registered cache, and records a
+ * {@link MbCache#onMemoryPressure()} (or {@link CompactMbCache#onMemoryPressure()}) on every registered cache, and records a
  * {@link MemoryPressureEvent} when a JFR recording enables it.
  *
  * <p>The registry holds caches only through weak references: a cache that leaves (on
@@ -39,20 +39,20 @@ final class MemoryPressureRegistry {
     static final int THRESHOLD_PERCENT = 80;
 
     /** A cache's membership; weak, so the registry never keeps a cache reachable. */
-    static final class Registration extends WeakReference<MbCache> {
-        Registration(MbCache cache, ReferenceQueue<MbCache> queue) {
+    static final class Registration extends WeakReference<DedupCache> {
+        Registration(DedupCache cache, ReferenceQueue<DedupCache> queue) {
             super(cache, queue);
         }
     }
 
     private final Set<Registration> registrations = ConcurrentHashMap.newKeySet();
-    private final ReferenceQueue<MbCache> collected = new ReferenceQueue<>();
+    private final ReferenceQueue<DedupCache> collected = new ReferenceQueue<>();
     private volatile boolean listening;
 
     private MemoryPressureRegistry() {}
 
     /** Adds a cache (kernel {@code register_shrinker}); called when the cache is built. */
-    Registration register(MbCache cache) {
+    Registration register(DedupCache cache) {
         expungeCollected();
         listenOnce();
         Registration registration = new Registration(cache, collected);
@@ -67,7 +67,7 @@ final class MemoryPressureRegistry {
     }
 
     /** Whether the cache is registered (for tests: closing must remove it). */
-    boolean isRegistered(MbCache cache) {
+    boolean isRegistered(DedupCache cache) {
         for (Registration registration : registrations) {
             if (registration.get() == cache) {
                 return true;
@@ -105,11 +105,11 @@ final class MemoryPressureRegistry {
         int asked = 0;
         Throwable firstFailure = null; // later ones are dropped: attaching them could allocate
         for (Registration registration : registrations) {
-            MbCache cache = registration.get();
+            DedupCache cache = registration.get();
             if (cache != null) {
                 asked++;
                 try {
-                    cache.onMemoryPressure();
+                    shrink(cache);
                 } catch (RuntimeException | Error failure) { // one cache's failure must not spare the others
                     if (firstFailure == null) {
                         firstFailure = failure;
@@ -126,8 +126,17 @@ final class MemoryPressureRegistry {
         }
     }
 
+    /** Asks one cache to shrink: the kernel port in either layout. */
+    private static void shrink(DedupCache cache) {
+        if (cache instanceof MbCache) {
+            ((MbCache) cache).onMemoryPressure();
+        } else {
+            ((CompactMbCache) cache).onMemoryPressure();
+        }
+    }
+
     private void expungeCollected() {
-        java.lang.ref.Reference<? extends MbCache> cleared;
+        java.lang.ref.Reference<? extends DedupCache> cleared;
         while ((cleared = collected.poll()) != null) {
             registrations.remove(cleared);
         }

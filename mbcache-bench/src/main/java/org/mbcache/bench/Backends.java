@@ -21,6 +21,8 @@ public final class Backends {
     public static final String MBCACHE = "mbcache";
     /** The kernel port allocating before the duplicate check, as mainline Linux does. */
     public static final String MBCACHE_ALLOCFIRST = "mbcache-allocfirst";
+    /** {@code CompactMbCache}: the kernel port with no object per entry. */
+    public static final String COMPACT = "compact";
     /** {@code CaffeineDedupCache}: the same DedupCache contract on top of Caffeine. */
     public static final String CAFFEINE = "caffeine";
     /** A plain Caffeine {@code Cache<Long, Long>} doing the nearest single-key operation: the floor. */

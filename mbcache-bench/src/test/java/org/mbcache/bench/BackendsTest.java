@@ -12,7 +12,7 @@ class BackendsTest {
 
     @Test
     void theParamConstantsAreTheLabelsOfEveryBackend() {
-        assertEquals(List.of(Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE), Backends.DEDUP);
+        assertEquals(List.of(Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.COMPACT, Backends.CAFFEINE), Backends.DEDUP);
     }
 
     @Test

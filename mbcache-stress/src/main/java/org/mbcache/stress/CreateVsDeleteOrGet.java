@@ -89,6 +89,35 @@ public final class CreateVsDeleteOrGet {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(CreateVsDeleteOrGet.class)
+    @State
+    public static class Compact extends Race {
+        /** A fresh, empty cache. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** Creates the pair. */
+        @Actor
+        public void creator(IIII_Result r) {
+            create(r);
+        }
+
+        /** Deletes the pair, or takes and releases it if somebody holds it. */
+        @Actor
+        public void deleter(IIII_Result r) {
+            deleteOrGet(r);
+        }
+
+        /** Counts the entries, looks the pair up and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the kernel port with mainline's allocate-first create (where 5fc4cbd9fde5 applies). */
     @JCStressTest
     @JCStressMeta(CreateVsDeleteOrGet.class)

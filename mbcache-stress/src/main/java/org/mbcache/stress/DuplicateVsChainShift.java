@@ -88,6 +88,35 @@ public final class DuplicateVsChainShift {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(DuplicateVsChainShift.class)
+    @State
+    public static class Compact extends Race {
+        /** A one-bucket cache holding O, P and the fillers. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** Deletes O, the oldest entry: every newer one moves. */
+        @Actor
+        public void remover(IIII_Result r) {
+            shift(r);
+        }
+
+        /** Creates P, which is cached already. */
+        @Actor
+        public void creator(IIII_Result r) {
+            createAgain(r);
+        }
+
+        /** Counts the entries, looks P up and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            count(r);
+        }
+    }
+
     /** The race on the Caffeine backend: P's group is replaced, copy-on-write, by the removal. */
     @JCStressTest
     @JCStressMeta(DuplicateVsChainShift.class)

@@ -100,6 +100,35 @@ public final class FindNextVsDelete {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(FindNextVsDelete.class)
+    @State
+    public static class Compact extends Race {
+        /** A cache holding two entries under one key. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** Walks the key's chain: findFirst, then findNext (which releases the first). */
+        @Actor
+        public void walker(IIII_Result r) {
+            walk(r);
+        }
+
+        /** Deletes the older entry, unless the walker holds it. */
+        @Actor
+        public void deleter(IIII_Result r) {
+            delete(r);
+        }
+
+        /** Releases what the actors hold, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the Caffeine backend, whose walk continues in the key's group as it read it. */
     @JCStressTest
     @JCStressMeta(FindNextVsDelete.class)

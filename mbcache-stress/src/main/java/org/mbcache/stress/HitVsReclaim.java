@@ -105,6 +105,43 @@ public final class HitVsReclaim {
         }
     }
 
+    /**
+     * The race on the compact layout. Its clock sweeps the slots in the order they were first handed
+     * out, A's before P's, so it too frees A before it can free P.
+     */
+    @JCStressTest
+    @Outcome(id = "2, 1, 1, 1", expect = ACCEPTABLE, desc = "Hit on P first: the pass frees A and skips the held P.")
+    @Outcome(id = "0, -1, 2, 0", expect = ACCEPTABLE, desc = "The pass first: both freed, the hit misses.")
+    @Outcome(id = "1, 1, 1, 1", expect = FORBIDDEN,
+            desc = "findFirst skipped P while it was cached: the pass frees A, the older, before P.")
+    @Outcome(id = "[12], 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "Reclaim freed the entry the hit holds.")
+    @Outcome(expect = FORBIDDEN, desc = "Any other combination breaks reference counting or the entry count.")
+    @State
+    public static class Compact extends Race {
+        /** A cache holding A and P. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** One reclaim pass over everything. */
+        @Actor
+        public void shrinker(IIII_Result r) {
+            reclaimAll(r);
+        }
+
+        /** findFirst of the key, and hold the entry. */
+        @Actor
+        public void user(IIII_Result r) {
+            hit(r);
+        }
+
+        /** Checks the held entry is cached, releases it, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the Caffeine backend, whose pass walks Caffeine's coldest-first order. */
     @JCStressTest
     @JCStressMeta(HitVsReclaim.class)

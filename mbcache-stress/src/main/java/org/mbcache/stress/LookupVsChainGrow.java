@@ -95,6 +95,35 @@ public final class LookupVsChainGrow {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(LookupVsChainGrow.class)
+    @State
+    public static class Compact extends Race {
+        /** A one-bucket cache holding P and three fillers. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** Creates six fillers in P's bucket. */
+        @Actor
+        public void creator(IIII_Result r) {
+            grow(r);
+        }
+
+        /** Looks P up by its pair, then by its key. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the reader holds, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the kernel port with mainline's allocate-first create. */
     @JCStressTest
     @JCStressMeta(LookupVsChainGrow.class)

@@ -78,6 +78,35 @@ public final class LookupVsChainShift {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(LookupVsChainShift.class)
+    @State
+    public static class Compact extends Race {
+        /** A one-bucket cache holding O, P and the fillers. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** Deletes O, the oldest entry: every newer one moves. */
+        @Actor
+        public void remover(IIII_Result r) {
+            shift(r);
+        }
+
+        /** Looks P up by its pair, then by its key. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the reader holds, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the Caffeine backend: the key's group is replaced, copy-on-write, by the removal. */
     @JCStressTest
     @JCStressMeta(LookupVsChainShift.class)

@@ -88,6 +88,35 @@ public final class Publication {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(Publication.class)
+    @State
+    public static class Compact extends Race {
+        /** A fresh, empty cache. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** Creates a reusable pair. */
+        @Actor
+        public void creator() {
+            create();
+        }
+
+        /** Looks the key up and reads every field of what it finds. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Closes the cache. */
+        @Arbiter
+        public void check() {
+            settle();
+        }
+    }
+
     /** Publication on the kernel port with mainline's allocate-first create. */
     @JCStressTest
     @JCStressMeta(Publication.class)

@@ -75,6 +75,35 @@ public final class RacingCreators {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(RacingCreators.class)
+    @State
+    public static class Compact extends Race {
+        /** A fresh, empty cache. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** First creator. */
+        @Actor
+        public void creator1(III_Result r) {
+            r.r1 = create();
+        }
+
+        /** Second creator. */
+        @Actor
+        public void creator2(III_Result r) {
+            r.r2 = create();
+        }
+
+        /** Counts the entries and closes the cache. */
+        @Arbiter
+        public void settle(III_Result r) {
+            count(r);
+        }
+    }
+
     /** The race on the kernel port with mainline's allocate-first create. */
     @JCStressTest
     @JCStressMeta(RacingCreators.class)

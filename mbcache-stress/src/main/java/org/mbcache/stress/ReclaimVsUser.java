@@ -87,6 +87,35 @@ public final class ReclaimVsUser {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(ReclaimVsUser.class)
+    @State
+    public static class Compact extends Race {
+        /** A cache holding the pair. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** Looks the pair up and keeps holding it. */
+        @Actor
+        public void user(III_Result r) {
+            use(r);
+        }
+
+        /** One reclaim pass over the LRU head. */
+        @Actor
+        public void shrinker(III_Result r) {
+            reclaim(r);
+        }
+
+        /** Releases the user's reference, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the Caffeine backend, whose shrink walks Caffeine's coldest-first order. */
     @JCStressTest
     @JCStressMeta(ReclaimVsUser.class)

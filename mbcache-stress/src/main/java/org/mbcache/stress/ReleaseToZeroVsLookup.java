@@ -93,6 +93,35 @@ public final class ReleaseToZeroVsLookup {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(ReleaseToZeroVsLookup.class)
+    @State
+    public static class Compact extends Race {
+        /** A cache holding the pair, referenced by its last sharer. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** The last sharer releases its reference and deletes the pair. */
+        @Actor
+        public void lastSharer(III_Result r) {
+            leave(r);
+        }
+
+        /** Another thread looks the pair up and holds what it finds. */
+        @Actor
+        public void lookup(III_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the actors hold, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the Caffeine backend, whose lookups take references lock-free by a CAS on pinned entries. */
     @JCStressTest
     @JCStressMeta(ReleaseToZeroVsLookup.class)

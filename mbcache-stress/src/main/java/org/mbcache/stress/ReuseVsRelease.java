@@ -90,6 +90,35 @@ public final class ReuseVsRelease {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(ReuseVsRelease.class)
+    @State
+    public static class Compact extends Race {
+        /** A cache holding the pair. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** Takes the entry for reuse and keeps holding it. */
+        @Actor
+        public void reuser(III_Result r) {
+            reuse(r);
+        }
+
+        /** The last sharer leaves: delete the pair unless someone holds it. */
+        @Actor
+        public void lastSharer(III_Result r) {
+            deleteOrGet(r);
+        }
+
+        /** Releases what the actors hold, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the Caffeine backend, where a held entry is pinned and deleteOrGet must see its reference. */
     @JCStressTest
     @JCStressMeta(ReuseVsRelease.class)

@@ -94,6 +94,35 @@ public final class SizeVsCreateAndDelete {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(SizeVsCreateAndDelete.class)
+    @State
+    public static class Compact extends Race {
+        /** A cache holding pair A. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** Creates pair B, then counts. */
+        @Actor
+        public void creator(III_Result r) {
+            createThenCount(r);
+        }
+
+        /** Deletes pair A, then counts. */
+        @Actor
+        public void deleter(III_Result r) {
+            deleteThenCount(r);
+        }
+
+        /** Counts once both are done, and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the Caffeine backend (one atomic entry count). */
     @JCStressTest
     @JCStressMeta(SizeVsCreateAndDelete.class)

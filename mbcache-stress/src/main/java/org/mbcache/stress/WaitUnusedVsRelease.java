@@ -115,6 +115,35 @@ public final class WaitUnusedVsRelease {
         }
     }
 
+    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    @JCStressTest
+    @JCStressMeta(WaitUnusedVsRelease.class)
+    @State
+    public static class Compact extends Race {
+        /** A cached pair held by a user and by the deleter. */
+        public Compact() {
+            super(Backend.COMPACT);
+        }
+
+        /** The user is done with the entry. */
+        @Actor
+        public void user(III_Result r) {
+            release();
+        }
+
+        /** The deleter waits, bounded, until only the cache and itself hold the entry. */
+        @Actor
+        public void deleter(III_Result r) {
+            await(r);
+        }
+
+        /** Releases, retries the delete as ext4 does, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
+
     /** The race on the Caffeine backend. */
     @JCStressTest
     @JCStressMeta(WaitUnusedVsRelease.class)

@@ -32,6 +32,7 @@ import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.mbcache.CacheEntry;
+import org.mbcache.CompactMbCache;
 import org.mbcache.DedupCache;
 import org.mbcache.MbCache;
 import org.mbcache.caffeine.CaffeineDedupCache;
@@ -208,10 +209,13 @@ class SnapshotContractTest {
         }
     }
 
-    /** The chain cap of {@code target}: per bucket in the kernel port, per key in Caffeine's backend. */
+    /** The chain cap of {@code target}: per bucket in the kernel ports, per key in Caffeine's backend. */
     private static int chainCapOf(DedupCache target) {
         if (target instanceof MbCache kernelPort) {
             return kernelPort.chainCap();
+        }
+        if (target instanceof CompactMbCache compact) {
+            return compact.chainCap();
         }
         return ((CaffeineDedupCache) target).chainCap();
     }

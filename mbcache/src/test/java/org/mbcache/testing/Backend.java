@@ -2,6 +2,7 @@ package org.mbcache.testing;
 
 import java.util.Arrays;
 import java.util.concurrent.Executor;
+import org.mbcache.CompactMbCache;
 import org.mbcache.CreateStrategy;
 import org.mbcache.DedupCache;
 import org.mbcache.MbCache;
@@ -27,6 +28,19 @@ public enum Backend {
         @Override
         public DedupCache open(int bucketBits, long maxEntries, Executor executor, Long hashSeed) {
             return mbCache(CreateStrategy.ALLOCATE_FIRST, bucketBits, maxEntries, executor, hashSeed);
+        }
+    },
+
+    /** The kernel port in the compact layout: slots in primitive pages, a CLOCK hand for reclaim. */
+    COMPACT("compact") {
+        @Override
+        public DedupCache open(int bucketBits, long maxEntries, Executor executor, Long hashSeed) {
+            CompactMbCache.Builder builder = CompactMbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries)
+                    .executor(executor);
+            if (hashSeed != null) {
+                builder.hashSeed(hashSeed);
+            }
+            return builder.build();
         }
     },
 

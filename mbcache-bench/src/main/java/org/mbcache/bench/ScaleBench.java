@@ -1,0 +1,514 @@
+package org.mbcache.bench;
+
+import com.sun.management.GarbageCollectionNotificationInfo;
+import it.unimi.dsi.fastutil.ints.Int2LongOpenHashMap;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.management.NotificationEmitter;
+import javax.management.openmbean.CompositeData;
+import org.mbcache.CacheEntry;
+import org.mbcache.CompactMbCache;
+import org.mbcache.DedupCache;
+
+/**
+ * {@code java -jar mbcache-bench.jar scale [--sizes 100000,1000000,...] [BACKEND...]}: how each
+ * backend scales with its entry count, against {@code ConcurrentHashMap<Integer,long[]>} and
+ * fastutil's {@code Int2LongOpenHashMap} (the floor of a plain primitive map). One JVM per backend
+ * and size, its heap about twice what the structure is expected to retain (so the GC line shows
+ * what a right-sized heap pays). Each JVM fills the structure with {@code n} random keys (bound
+ * {@code maxEntries = n}), then measures, single-threaded, medians of 5 rounds of 2^20 operations:
+ * <ul>
+ *   <li>{@code B/entry}: the heap retained per entry after a full collection (index and slack
+ *       included);</li>
+ *   <li>{@code hit}, {@code miss}: a lookup of a present or absent key, released (the caches:
+ *       {@code findFirst}+{@code release}; {@code compact}: the primitive handles; the maps:
+ *       {@code get});</li>
+ *   <li>{@code dup}: a refused duplicate ({@code create} of a cached pair; the maps:
+ *       {@code putIfAbsent} of a present key);</li>
+ *   <li>{@code churn}: a create of a new pair at the bound, its reclaim included (reclaim runs on
+ *       the creating thread); the maps put the new key and remove the oldest, a FIFO, the floor;</li>
+ *   <li>B/op of each, from the thread's allocation counter;</li>
+ *   <li>a GC line while churning for 3 s: young and full pauses (count, total, longest, from the
+ *       collectors' notifications) and the process CPU spent outside the measuring thread.</li>
+ * </ul>
+ * Backends: every {@link org.mbcache.testing.Backend} label (the compact layout as
+ * {@code compact}, through its primitive API, and {@code compact-api}, through {@link DedupCache}),
+ * {@code chm} and {@code fastutil}. Timings on a shared machine are indicative; compare ratios
+ * from one run.
+ */
+public final class ScaleBench {
+
+    private ScaleBench() {}
+
+    /** The prefix of a child JVM's result line. */
+    static final String PREFIX = "SCALE ";
+    static final List<String> BACKENDS = List.of("compact", "compact-api", "mbcache", "caffeine", "chm", "fastutil");
+    private static final int OPS = 1 << 20;
+    private static final int ROUNDS = 5;
+
+    /** Expected retained bytes per entry, for sizing each child's heap. */
+    private static long expectedBytesPerEntry(String backend) {
+        switch (backend) {
+            case "compact":
+                return 32;
+            case "compact-api":
+                return 80;
+            case "fastutil":
+                return 40;
+            case "chm":
+            case "mbcache":
+            case "mbcache-allocfirst":
+                return 130;
+            default:
+                return 260;
+        }
+    }
+
+    /**
+     * The parent: one child JVM per backend and size, then the table and the ratios.
+     *
+     * @param args {@code [--sizes N,...] [BACKEND...]}
+     * @throws Exception if a child cannot be started
+     */
+    public static void main(String[] args) throws Exception {
+        List<Long> sizes = new ArrayList<>(List.of(100_000L, 1_000_000L));
+        List<String> backends = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--sizes") && i + 1 < args.length) {
+                sizes.clear();
+                for (String size : args[++i].split(",")) {
+                    sizes.add(Long.parseLong(size.trim()));
+                }
+            } else {
+                backends.add(args[i]);
+            }
+        }
+        if (backends.isEmpty()) {
+            backends.addAll(BACKENDS);
+        }
+        List<Map<String, String>> rows = new ArrayList<>();
+        for (long n : sizes) {
+            for (String backend : backends) {
+                long heapMb = Math.max(256, 2 * (n * expectedBytesPerEntry(backend) >> 20) + 128);
+                System.out.println("# scale " + backend + " n=" + n + " -Xmx" + heapMb + "m");
+                PrintStream capture = new PrintStream(OutputStream.nullOutputStream()) {
+                    @Override
+                    public void println(String line) {
+                        String text = line.startsWith("  | ") ? line.substring(4) : line;
+                        if (text.startsWith(PREFIX)) {
+                            rows.add(parse(text.substring(PREFIX.length())));
+                        }
+                        System.out.println(line);
+                    }
+                };
+                QuickRun.childJvm(Child.class, List.of("-Xms" + heapMb + "m", "-Xmx" + heapMb + "m"),
+                        List.of(backend, Long.toString(n)), line -> { }, capture);
+            }
+        }
+        System.out.println();
+        System.out.println(table(rows));
+    }
+
+    private static Map<String, String> parse(String fields) {
+        Map<String, String> row = new LinkedHashMap<>();
+        for (String field : fields.trim().split(" ")) {
+            int eq = field.indexOf('=');
+            row.put(field.substring(0, eq), field.substring(eq + 1));
+        }
+        return row;
+    }
+
+    /** The markdown table, then the ratios the compact layout is held to, per size. */
+    static String table(List<Map<String, String>> rows) {
+        StringBuilder out = new StringBuilder();
+        String[] columns = {"backend", "n", "B/entry", "hit", "miss", "dup", "churn", "hitB/op", "missB/op",
+                "dupB/op", "churnB/op", "gcPauses", "gcTotalMs", "gcMaxMs", "otherCpuMs"};
+        out.append("| ").append(String.join(" | ", columns)).append(" |\n");
+        out.append("|").append(" --- |".repeat(columns.length)).append("\n");
+        for (Map<String, String> row : rows) {
+            out.append("|");
+            for (String column : columns) {
+                out.append(' ').append(row.getOrDefault(column, "")).append(" |");
+            }
+            out.append('\n');
+        }
+        out.append("\nTimes in ns/op (median of ").append(ROUNDS).append(" rounds of ").append(OPS)
+                .append(" operations, one thread).\n\nRatios, per size:\n");
+        rows.stream().map(r -> r.get("n")).distinct().forEach(n -> {
+            Map<String, Map<String, String>> at = new LinkedHashMap<>();
+            rows.stream().filter(r -> r.get("n").equals(n)).forEach(r -> at.put(r.get("backend"), r));
+            ratio(out, n, at, "compact", "hit", "fastutil", "hit", "hit / fastutil get (target <= 1.5)");
+            ratio(out, n, at, "compact", "miss", "fastutil", "miss", "miss / fastutil get (target <= 1.5)");
+            ratio(out, n, at, "mbcache", "hit", "compact", "hit", "mbcache hit / compact hit (target >= 3 at 1e7)");
+            ratio(out, n, at, "compact", "churn", "fastutil", "churn", "churn / fastutil put-new-remove-oldest (target <= 2)");
+            for (String op : new String[] {"hit", "miss", "dup", "churn"}) {
+                ratio(out, n, at, "compact", op, "mbcache", op, op + " compact / mbcache (target <= 1.1 at 1e5)");
+            }
+        });
+        return out.toString();
+    }
+
+    private static void ratio(StringBuilder out, String n, Map<String, Map<String, String>> at, String a, String aOp,
+                              String b, String bOp, String what) {
+        if (at.containsKey(a) && at.containsKey(b)) {
+            double x = Double.parseDouble(at.get(a).get(aOp));
+            double y = Double.parseDouble(at.get(b).get(bOp));
+            out.append(String.format(Locale.ROOT, "- n=%s: %s = %.2f%n", n, what, x / y));
+        }
+    }
+
+    /** What the child measures: one structure behind four operations. */
+    abstract static class Subject {
+        abstract void create(int key, long value);
+
+        /** A lookup of {@code key}, released; 1 if found. */
+        abstract int lookup(int key);
+
+        /** A create of a pair that is cached (or a putIfAbsent of a present key); 1 if refused. */
+        abstract int duplicate(int key, long value);
+
+        /** A new pair at the bound; the maps also drop the oldest. */
+        abstract void churn(int key, long value, int oldestKey);
+
+        long footprint() {
+            return -1;
+        }
+
+        void close() {
+        }
+    }
+
+    static class Dedup extends Subject {
+        final DedupCache cache;
+
+        Dedup(DedupCache cache) {
+            this.cache = cache;
+        }
+
+        @Override
+        void create(int key, long value) {
+            cache.create(key, value, true);
+        }
+
+        @Override
+        int lookup(int key) {
+            CacheEntry entry = cache.findFirst(key);
+            if (entry == null) {
+                return 0;
+            }
+            cache.release(entry);
+            return 1;
+        }
+
+        @Override
+        int duplicate(int key, long value) {
+            return cache.create(key, value, true) ? 0 : 1;
+        }
+
+        @Override
+        void churn(int key, long value, int oldestKey) {
+            cache.create(key, value, true);
+        }
+
+        @Override
+        void close() {
+            cache.close();
+        }
+    }
+
+    /** The compact layout through its primitive API: handles instead of entry objects. */
+    static final class CompactPrimitive extends Dedup {
+        final CompactMbCache compact;
+
+        CompactPrimitive(long n) {
+            super(CompactMbCache.builder().bucketBits(bucketBits(n, 8)).maxEntries(n).executor(Runnable::run)
+                    .hashSeed(Backends.HASH_SEED).build());
+            compact = (CompactMbCache) cache;
+        }
+
+        @Override
+        int lookup(int key) {
+            long handle = compact.findFirstHandle(key);
+            if (handle == CompactMbCache.NO_ENTRY) {
+                return 0;
+            }
+            compact.release(handle);
+            return 1;
+        }
+
+        @Override
+        long footprint() {
+            return compact.footprintBytes();
+        }
+    }
+
+    static final class Chm extends Subject {
+        final ConcurrentHashMap<Integer, long[]> map;
+
+        Chm(long n) {
+            map = new ConcurrentHashMap<>((int) n);
+        }
+
+        @Override
+        void create(int key, long value) {
+            map.put(key, new long[] {value});
+        }
+
+        @Override
+        int lookup(int key) {
+            return map.get(key) != null ? 1 : 0;
+        }
+
+        @Override
+        int duplicate(int key, long value) {
+            return map.putIfAbsent(key, new long[] {value}) != null ? 1 : 0;
+        }
+
+        @Override
+        void churn(int key, long value, int oldestKey) {
+            map.put(key, new long[] {value});
+            map.remove(oldestKey);
+        }
+    }
+
+    static final class Fastutil extends Subject {
+        final Int2LongOpenHashMap map;
+
+        Fastutil(long n) {
+            map = new Int2LongOpenHashMap((int) n);
+            map.defaultReturnValue(Long.MIN_VALUE);
+        }
+
+        @Override
+        void create(int key, long value) {
+            map.put(key, value);
+        }
+
+        @Override
+        int lookup(int key) {
+            return map.get(key) != Long.MIN_VALUE ? 1 : 0;
+        }
+
+        @Override
+        int duplicate(int key, long value) {
+            return map.putIfAbsent(key, value) != Long.MIN_VALUE ? 1 : 0;
+        }
+
+        @Override
+        void churn(int key, long value, int oldestKey) {
+            map.put(key, value);
+            map.remove(oldestKey);
+        }
+    }
+
+    /** log2 of a bucket count that keeps at most {@code load} entries a bucket at {@code n}. */
+    static int bucketBits(long n, int load) {
+        long buckets = Math.max(1, (n + load - 1) / load);
+        return Math.min(30, 64 - Long.numberOfLeadingZeros(buckets - 1));
+    }
+
+    /** The i-th key: a bijection of the int {@code i}, so keys never repeat and look random. */
+    static int key(long i) {
+        int x = (int) i * 0x9E37_79B9;
+        x ^= x >>> 16;
+        x *= 0x85EB_CA6B;
+        return x ^ (x >>> 13);
+    }
+
+    static Subject open(String backend, long n) {
+        switch (backend) {
+            case "compact":
+                return new CompactPrimitive(n);
+            case "compact-api":
+                return new Dedup(Backends.dedup("compact", bucketBits(n, 8), n, Runnable::run));
+            case "chm":
+                return new Chm(n);
+            case "fastutil":
+                return new Fastutil(n);
+            default:
+                return new Dedup(Backends.dedup(backend, bucketBits(n, 16), n, Runnable::run));
+        }
+    }
+
+    /** One backend at one size, in a JVM of its own. */
+    public static final class Child {
+        private Child() {}
+
+        private static final com.sun.management.ThreadMXBean THREADS =
+                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
+        private static long sink;
+
+        /**
+         * Measures and prints one result line.
+         *
+         * @param args {@code BACKEND N}
+         */
+        public static void main(String[] args) {
+            String backend = args[0];
+            long n = Long.parseLong(args[1]);
+            int mask = OPS - 1;
+            java.util.SplittableRandom random = new java.util.SplittableRandom(42);
+            int[] hits = new int[OPS];
+            int[] misses = new int[OPS];
+            long[] hitValues = new long[OPS];
+            for (int i = 0; i < OPS; i++) {
+                long at = random.nextLong(n);
+                hits[i] = key(at);
+                hitValues[i] = at;
+                misses[i] = key(n * 4 + random.nextLong(1L << 30));
+            }
+            long before = usedAfterGc();
+            Subject subject = open(backend, n);
+            for (long i = 0; i < n; i++) {
+                subject.create(key(i), i);
+            }
+            long retained = usedAfterGc() - before;
+            Map<String, String> row = new LinkedHashMap<>();
+            row.put("backend", backend);
+            row.put("n", Long.toString(n));
+            row.put("B/entry", format(retained / (double) n));
+            if (subject.footprint() > 0) {
+                row.put("arraysB/entry", format(subject.footprint() / (double) n));
+            }
+            measure(row, "hit", () -> {
+                int found = 0;
+                for (int i = 0; i < OPS; i++) {
+                    found += subject.lookup(hits[i & mask]);
+                }
+                return found;
+            });
+            measure(row, "miss", () -> {
+                int found = 0;
+                for (int i = 0; i < OPS; i++) {
+                    found += subject.lookup(misses[i & mask]);
+                }
+                return found;
+            });
+            measure(row, "dup", () -> {
+                int refused = 0;
+                for (int i = 0; i < OPS; i++) {
+                    refused += subject.duplicate(hits[i & mask], hitValues[i & mask]);
+                }
+                return refused;
+            });
+            long[] next = {n};
+            measure(row, "churn", () -> {
+                for (int i = 0; i < OPS; i++) {
+                    long j = next[0]++;
+                    subject.churn(key(j), j, key(j - n));
+                }
+                return 0;
+            });
+            gcLine(row, subject, next, n);
+            subject.close();
+            StringBuilder line = new StringBuilder(PREFIX);
+            row.forEach((k, v) -> line.append(k).append('=').append(v).append(' '));
+            System.out.println(line.toString().trim());
+            System.out.println("sink " + sink);
+        }
+
+        interface Loop {
+            long run();
+        }
+
+        private static void measure(Map<String, String> row, String name, Loop loop) {
+            double[] times = new double[ROUNDS];
+            long allocated = 0;
+            for (int round = 0; round < ROUNDS; round++) {
+                long bytes = THREADS.getCurrentThreadAllocatedBytes();
+                long t0 = System.nanoTime();
+                sink += loop.run();
+                times[round] = (System.nanoTime() - t0) / (double) OPS;
+                if (round == ROUNDS - 1) {
+                    allocated = THREADS.getCurrentThreadAllocatedBytes() - bytes;
+                }
+            }
+            Arrays.sort(times);
+            row.put(name, format(times[ROUNDS / 2]));
+            row.put(name + "B/op", format(allocated / (double) OPS));
+        }
+
+        /** Churns for 3 s while the collectors' notifications are summed. */
+        private static void gcLine(Map<String, String> row, Subject subject, long[] next, long n) {
+            AtomicLong pauses = new AtomicLong();
+            AtomicLong totalMs = new AtomicLong();
+            AtomicLong maxMs = new AtomicLong();
+            List<NotificationEmitter> emitters = new ArrayList<>();
+            javax.management.NotificationListener listener = (notification, handback) -> {
+                if (GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION.equals(notification.getType())) {
+                    GarbageCollectionNotificationInfo info =
+                            GarbageCollectionNotificationInfo.from((CompositeData) notification.getUserData());
+                    if (info.getGcName().contains("Concurrent") || info.getGcAction().contains("concurrent")) {
+                        return;
+                    }
+                    long ms = info.getGcInfo().getDuration();
+                    pauses.incrementAndGet();
+                    totalMs.addAndGet(ms);
+                    maxMs.accumulateAndGet(ms, Math::max);
+                }
+            };
+            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                if (gc instanceof NotificationEmitter) {
+                    ((NotificationEmitter) gc).addNotificationListener(listener, null, null);
+                    emitters.add((NotificationEmitter) gc);
+                }
+            }
+            com.sun.management.OperatingSystemMXBean os =
+                    (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+            long cpu0 = os.getProcessCpuTime();
+            long own0 = THREADS.getCurrentThreadCpuTime();
+            long end = System.nanoTime() + 3_000_000_000L;
+            long ops = 0;
+            while (System.nanoTime() < end) {
+                for (int i = 0; i < 4096; i++) {
+                    long j = next[0]++;
+                    subject.churn(key(j), j, key(j - n));
+                }
+                ops += 4096;
+            }
+            long other = (os.getProcessCpuTime() - cpu0) - (THREADS.getCurrentThreadCpuTime() - own0);
+            try {
+                Thread.sleep(200); // the last notifications arrive on another thread
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            for (NotificationEmitter emitter : emitters) {
+                try {
+                    emitter.removeNotificationListener(listener);
+                } catch (javax.management.ListenerNotFoundException ignored) {
+                    // not registered: nothing to remove
+                }
+            }
+            row.put("gcChurnOps", Long.toString(ops));
+            row.put("gcPauses", Long.toString(pauses.get()));
+            row.put("gcTotalMs", Long.toString(totalMs.get()));
+            row.put("gcMaxMs", Long.toString(maxMs.get()));
+            row.put("otherCpuMs", Long.toString(other / 1_000_000));
+        }
+
+        private static long usedAfterGc() {
+            long used = Long.MAX_VALUE;
+            for (int i = 0; i < 4; i++) {
+                System.gc();
+                used = Math.min(used, MEMORY.getHeapMemoryUsage().getUsed());
+            }
+            return used;
+        }
+
+        private static String format(double value) {
+            return String.format(Locale.ROOT, value >= 100 ? "%.0f" : "%.1f", value);
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package org.mbcache.stress;
+
+import org.mbcache.CompactMbCache;
+import org.mbcache.testing.Backend;
+
+/**
+ * The state of the slot-reuse races of {@link CompactMbCache}: one chain (bucketBits 0), so a slot
+ * freed by {@code deleteOrGet} is the one the next create takes (the free list is last in, first
+ * out), and the helpers that read the primitive API's answers as result values.
+ */
+abstract class SlotRace extends CacheRace {
+    final CompactMbCache compact;
+
+    SlotRace() {
+        super(CompactMbCache.builder().bucketBits(0).maxEntries(Backend.MAX_ENTRIES).executor(Runnable::run).build());
+        compact = (CompactMbCache) cache;
+    }
+
+    /**
+     * Whether the pair is cached with no reference but the cache's: 0 if it is not cached, 1 if a
+     * {@code deleteOrGet} removes it at once, 2 if somebody still holds it (a leaked reference).
+     */
+    int deletesCleanly(int key, long value) {
+        long handle = compact.getHandle(key, value);
+        if (handle == CompactMbCache.NO_ENTRY) {
+            return 0;
+        }
+        compact.release(handle);
+        long held = compact.deleteOrGetHandle(key, value);
+        if (held == CompactMbCache.NO_ENTRY) {
+            return 1;
+        }
+        compact.release(held);
+        return 2;
+    }
+
+    /** Releases a handle; {@code false} if the cache refused (the reference was lost). */
+    boolean accepted(long handle) {
+        try {
+            compact.release(handle);
+            return true;
+        } catch (IllegalStateException refused) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,1629 @@
+package org.mbcache;
+
+import static org.mbcache.CompactTable.COUNT_MASK;
+import static org.mbcache.CompactTable.GENERATION_MASK;
+import static org.mbcache.CompactTable.GENERATION_SHIFT;
+import static org.mbcache.CompactTable.REFERENCED;
+import static org.mbcache.CompactTable.REUSABLE;
+import static org.mbcache.CompactTable.WAITERS;
+import static org.mbcache.CompactTable.count;
+import static org.mbcache.CompactTable.generation;
+import static org.mbcache.CompactTable.keyOf;
+import static org.mbcache.CompactTable.lvMeta;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.mbcache.internal.HashedWaitQueues;
+import org.mbcache.internal.Saturating;
+import org.mbcache.internal.Snapshots;
+import org.mbcache.internal.StripedStatistics;
+
+/**
+ * The kernel port in a compact layout: the same design as {@link MbCache} (keyed buckets, a seqlock
+ * per bucket, reference counts, second-chance reclaim, a chain cap), with no object per entry.
+ *
+ * <p><b>Which backend.</b> {@link MbCache} keeps one 40-byte object per entry, linked on an LRU
+ * list: exact creation-order reclaim, misses answered from key filters small enough to stay in the
+ * processor caches (it misses faster than this class), request-list and allocate-first creates,
+ * and young collections that stay short up to a few hundred thousand entries. This
+ * class keeps every entry in primitive arrays allocated in pages: a slot of 16 bytes (value, key,
+ * count, flags and a generation) and a 4-byte reference in a 64-byte bucket record, with no object
+ * per entry and a number of objects that grows only by one page per 2^14 slots. What an entry costs
+ * is 16 bytes plus the record's 64 bytes over the entries a bucket holds, plus 4 bytes a bucket:
+ * about 25 bytes at 8 entries a bucket, 30 at 5 (the bucket count is a power of two, so a table
+ * sized for 8 holds 4 to 8). Pick it from a few million entries up, or wherever the collector's
+ * work matters: there is nothing per entry for it to copy or trace, and a hit reads the bucket
+ * record and the slot, two or three cache lines, where MbCache follows about seven references.
+ * What a hit cannot shed in either layout is its locked instructions (the reference count's
+ * acquire and release, and the hit counter): each waits for the loads before it, so hits do not
+ * overlap their cache misses as a plain map's lookups do, and once the table is out of the
+ * processor caches a hit costs its two misses' full latency (MbCache's notes measure that floor).
+ * Reclaim is a CLOCK hand over the slot pages, not a
+ * list, so its order is the order of the slots (see "Reclaim order" below), not exact creation
+ * order.
+ *
+ * <p><b>Two APIs.</b> The {@link DedupCache} methods hand out {@link CacheEntry} objects: one per
+ * live entry, made the first time the entry is handed out (40 bytes, plus a 4-byte table slot per
+ * slot of its page, once) and the same object for every later lookup of it, as the contract's
+ * identity tests ask. The primitive API ({@link #findFirstHandle}, {@link #getHandle},
+ * {@link #deleteOrGetHandle}, {@link #findNextHandle}, {@link #release(long)} and the rest) hands
+ * out {@code long} handles instead and allocates nothing: lookups, refused duplicates and new
+ * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits and the slot's
+ * generation (13 bits) above; {@link #NO_ENTRY} means none. A handle used after it was released is
+ * detected (an {@link IllegalStateException}) as long as its slot has not been given to a new pair
+ * a multiple of 8,192 times since; a handle of another cache is not detected.
+ *
+ * <p><b>Options.</b> {@link #builder()} has {@link MbCache.Builder}'s options, with two
+ * differences: the default {@code maxEntries} is 8 per bucket (a record keeps 13 references inline,
+ * and the chains at twice the bound should mostly fit), and the only create strategy is
+ * {@link CreateStrategy#REQUEST_LIST}'s behaviour: a create claims a free slot before it takes the
+ * bucket's bit, and gives it back if the pair turned out to be cached, so a refused duplicate
+ * allocates nothing and a pair found cached by the optimistic read takes no lock. The table holds at
+ * most {@code 2^slotBits} slots, {@code slotBits} the bits of {@code 4 * maxEntries} (at least 12,
+ * at most 30): a create that finds every slot in use (entries held by callers beyond about twice
+ * the bound) runs a synchronous reclaim pass, and throws {@link IllegalStateException} if that frees
+ * none.
+ *
+ * <p><b>Reclaim order.</b> The hand sweeps the slots in index order and wraps. Slots are handed out
+ * from the end of the table while it grows, and from a free list (last freed, first reused) once
+ * entries are removed. Most removals are the hand's own, just behind it, so a slot it freed gets
+ * its new pair a whole turn before the hand comes back: in steady churn the hand frees in creation
+ * order. A slot freed elsewhere ({@code deleteOrGet}, the chain cap) may sit just ahead of the hand,
+ * and its new pair is then looked at early. Referenced entries get their second chance, and held
+ * ones are never freed, as in MbCache. A snapshot ({@link #writeSnapshot}) lists the pairs in this
+ * order, from the hand.
+ *
+ * <p><b>No hot entries.</b> MbCache spreads the reference count of a heavily contended entry over
+ * cells of its own (hot mode). This class does not: a contended slot keeps its one meta word, and
+ * every lookup and release of it is a CAS on that word, so a single pair that many threads hit at
+ * once costs here what it cost MbCache before hot mode.
+ */
+public final class CompactMbCache implements DedupCache {
+
+    /*
+     * Implementation notes.
+     *
+     * Storage is CompactTable (slots, bucket records, the free list, handle objects). Everything
+     * here follows MbCache's protocol with a slot's meta word where MbCache has an Entry's state
+     * word: count and flags in one word, changed by CAS; a count above zero means "in its chain";
+     * only a claim (count 1 to 0, under the bucket's bit, which then unhashes the slot) or close()
+     * takes the cache's own reference.
+     *
+     * Slot reuse is the hazard MbCache does not have: its dead entries stay dead, a slot here is
+     * freed and given to a new pair. The argument that a lookup never hands out the wrong pair, and
+     * never leaks or steals a reference, has four steps.
+     *
+     * 1. A slot leaves its chain and becomes free only in a critical section of its bucket (the
+     *    claim, count 1 to 0, and the unhashing in one critical section), and is pushed onto the free
+     *    list only after that. A slot becomes live (count from 0 to 1, with the generation advanced)
+     *    only in a critical section of the bucket it is hashed into, in the same section. So a slot
+     *    in a chain at version v (even) held the same pair for as long as the version stayed v.
+     * 2. An optimistic lookup reads the version (acquire; odd: retry locked), then a reference, then
+     *    the slot's meta word (volatile), checks key, count above zero and the flag or value it looks
+     *    for, and CASes the meta word to count + 1. The CAS compares the whole word, key and
+     *    generation included: it increments exactly the occupant the lookup checked, or fails (and
+     *    the lookup re-reads). A free slot has count zero, and every CAS loop but the claim refuses
+     *    count zero, so a lookup never resurrects a free slot, whatever stale index it holds.
+     * 3. Then it validates the version (acquire fence, load again). Unchanged: no critical section
+     *    ran, so by step 1 the slot held the pair it checked, in the chain, from the first load to
+     *    the CAS; the lookup linearizes at the CAS, exactly as MbCache's. Changed: it gives the
+     *    reference back with an ordinary release and retries under the bit. The reference it gives
+     *    back is on the occupant it incremented (step 2), which cannot have been freed meanwhile
+     *    (the lookup's own reference keeps the count above one, so no claim succeeds): no count is
+     *    taken from anyone else. For the moment between the CAS and the release, the occupant (a
+     *    new pair, if the slot was reused) shows one holder more: a deleteOrGet or reclaim pass in
+     *    that moment treats it as held, exactly as MbCache's entries are treated when a lookup's
+     *    validation fails. That is the one visible effect of a stale index.
+     * 4. A handle carries the generation. Every operation on a handle (release, touch, setReusable,
+     *    findNext, waitUnused) checks it in the same CAS loop that changes the word, so a handle kept
+     *    after its release cannot change the slot's next occupant: it gets an
+     *    IllegalStateException (release, findNext) or is ignored (touch, setReusable), unless the
+     *    slot was reused a multiple of 2^13 times in between (the generation wraps; then it acts on
+     *    the new occupant as a double release does in MbCache).
+     *
+     * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,
+     * StaleHandleVsSlotReuse) exercise steps 2-4 with two actors and an arbiter; the soak and
+     * CompactMbCacheTest's random-operation tests reuse slots past the generation's 13 bits.
+     *
+     * Memory ordering. A new pair's value is a plain store and its meta word a release store
+     * (CompactTable.soMeta), both inside the bucket's critical section, before the reference is
+     * added; the unlock's release store publishes the reference. A locked reader sees all of it
+     * through the lock's acquire CAS; an optimistic reader through the version's acquire load (for a
+     * pair published before that version) or, for one it met racing, through its volatile load of
+     * the meta word, which reads the release store or a later CAS (the value written before the
+     * release store is then visible). The value of a slot is read only after its meta word shows it
+     * live; a value read from a slot freed meanwhile (its value word holds the free list's link) is
+     * discarded by the CAS, which then fails, or by the validation.
+     *
+     * Reclaim is a CLOCK: one hand over [1, end) under the reclaim lock, looking at the meta word of
+     * each slot. Count zero (free, or claimed elsewhere): skipped, not counted as scanned. Referenced:
+     * the flag cleared (a second chance). Count one: claimed under its bucket's bit (the claim
+     * re-checks key, generation and count there) and unhashed, then freed. Held: passed over. The
+     * pass bounds are MbCache's, with slots for list entries: it stops once a whole turn of slots
+     * freed nothing and cleared no flag, and looks at no more than two turns; a synchronous pass goes
+     * on past its 64 until it frees one, while it makes progress. The reclaim lock is taken before
+     * any bucket bit and never while one is held (a create that finds no free slot reclaims before
+     * it locks its bucket), so the two cannot deadlock.
+     *
+     * Failure atomicity. Allocation happens in three places: a slot page (CompactTable.allocate,
+     * before the slot is handed out), a bucket's overflow array (ensureRoom, first in the critical
+     * section), and the handle objects of the DedupCache methods (after the reference was taken:
+     * the reference is given back if that throws). The free list, the counts and the statistics
+     * never allocate, so nothing can fail between a change and its bookkeeping.
+     */
+
+    /** What the primitive lookups return when there is no entry. */
+    public static final long NO_ENTRY = -1L;
+
+    private static final long RETRY = -2L;
+    private static final long CONTAINED = -3L;
+    private static final long ALREADY_CACHED = -1L;
+    /** What {@link #hash} answers a restore's create whose chain is at the cap: nothing created. */
+    private static final long CHAIN_FULL = -4L;
+    private static final int SYNC_SHRINK_BATCH = MbCache.SYNC_SHRINK_BATCH;
+    private static final int DEFAULT_ENTRIES_PER_BUCKET = 8;
+    /** The most background passes one call chain runs in a row (see {@link #backgroundReclaim()}). */
+    private static final int MAX_NESTED_PASSES = 16;
+    private static final System.Logger LOGGER = System.getLogger(CompactMbCache.class.getName());
+    private static final VarHandle RECLAIM_PENDING_SINCE;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            RECLAIM_PENDING_SINCE = lookup.findVarHandle(CompactMbCache.class, "reclaimPendingSince", long.class);
+            // As in MbCache: classes an operation would otherwise initialize late, mid-pass.
+            lookup.ensureInitialized(ReclaimPassEvent.class);
+            lookup.ensureInitialized(ReclaimPassEvent.Kind.class);
+            lookup.ensureInitialized(ChainCapEvent.class);
+            lookup.ensureInitialized(MemoryPressureEvent.class);
+            lookup.ensureInitialized(CompactTable.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static final int LOOKUP_HITS = 0;
+    private static final int LOOKUP_MISSES = 1;
+    private static final int DUPLICATES_REFUSED = 2;
+    private static final int CHAIN_CAP_RECLAIMS = 3;
+    private static final int CREATES = 4;
+    private static final int DELETES = 5;
+
+    private final CompactTable table;
+    private final int bucketBits;
+    private final long maxEntries;
+    private final long synchronousReclaimThreshold;
+    private final int chainCap;
+    private final Executor executor;
+    private final EntryCount entryCount;
+    private final StripedStatistics statistics = new StripedStatistics(6);
+    /** One queue: waits are rare; every waiter re-checks its own slot after a wake-up. */
+    private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(0);
+    private final ReentrantLock reclaimLock = new ReentrantLock();
+    private final MemoryPressureRegistry.Registration pressureRegistration;
+    private final Runnable backgroundReclaim = this::backgroundReclaim;
+
+    /** The clock hand: the next slot a pass looks at. Reclaim lock held. */
+    private int hand = 1;
+    private volatile long reclaimPendingSince;
+    private volatile boolean closed;
+    private volatile boolean tornDown;
+    private boolean executorFailureLogged;
+    /**
+     * Background passes nested on this call chain (an executor that runs tasks where it is called).
+     * Plain: a racing thread at worst lets a chain run a pass more or stop a pass early.
+     */
+    private int nestedPasses;
+    // Reclaim statistics, written under the reclaim lock.
+    private long entriesReclaimed;
+    private long backgroundReclaimPasses;
+    private long synchronousReclaimPasses;
+    private long requestedReclaimPasses;
+
+    private CompactMbCache(Builder builder) {
+        this.bucketBits = builder.bucketBits;
+        this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries
+                : (1L << bucketBits) * DEFAULT_ENTRIES_PER_BUCKET;
+        this.synchronousReclaimThreshold = Saturating.twice(maxEntries);
+        this.chainCap = builder.chainCap > 0 ? builder.chainCap : MbCache.defaultChainCap(maxEntries, bucketBits);
+        this.executor = builder.executor != null ? builder.executor : MbCache.defaultExecutor();
+        long slotsWanted = 4 * Math.min(maxEntries, 1L << 30);
+        int slotBits = Math.max(12, Math.min(30, 64 - Long.numberOfLeadingZeros(slotsWanted - 1)));
+        int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
+        this.table = new CompactTable(bucketBits, slotBits, Math.min(pageBits, slotBits), Buckets.seed(builder.hashSeed));
+        this.entryCount = new EntryCount(maxEntries);
+        this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
+    }
+
+    /**
+     * A new cache of {@code 2^bucketBits} buckets with the defaults: {@code maxEntries} 8 per bucket,
+     * background reclaim on the shared daemon thread.
+     *
+     * @param bucketBits log2 of the number of buckets, in {@code [0, 30]}
+     * @return a new, empty cache
+     * @throws IllegalArgumentException if {@code bucketBits} is outside {@code [0, 30]}
+     */
+    public static CompactMbCache create(int bucketBits) {
+        return builder().bucketBits(bucketBits).build();
+    }
+
+    /**
+     * A builder with the defaults: 2^10 buckets, 8 entries per bucket, a random hash seed, the
+     * default chain cap, background reclaim on the shared daemon thread {@code mbcache-reclaim}.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Configures and builds a {@link CompactMbCache}: {@link MbCache.Builder}'s options, validated
+     * the same way. Not thread-safe; each {@link #build()} makes a new cache.
+     */
+    public static final class Builder {
+        private int bucketBits = MbCache.DEFAULT_BUCKET_BITS;
+        private long maxEntries;
+        private Executor executor;
+        private Long hashSeed;
+        private int chainCap;
+        private boolean memoryPressureReclaim = true;
+
+        private Builder() {}
+
+        private static void require(boolean valid, String what, long was) {
+            if (!valid) {
+                throw new IllegalArgumentException(what + ", was " + was);
+            }
+        }
+
+        /**
+         * log2 of the bucket count, as {@code MbCache.Builder.bucketBits}; default 10. The table
+         * takes 68 bytes a bucket up front (a 64-byte record and a 4-byte overflow reference).
+         *
+         * @param bucketBits in {@code [0, 30]}
+         * @return this builder
+         * @throws IllegalArgumentException if outside {@code [0, 30]}
+         */
+        public Builder bucketBits(int bucketBits) {
+            require(bucketBits >= 0 && bucketBits <= MbCache.MAX_BUCKET_BITS, "bucketBits must be in [0, 30]", bucketBits);
+            this.bucketBits = bucketBits;
+            return this;
+        }
+
+        /**
+         * The reclaim bound, as {@code MbCache.Builder.maxEntries}; default 8 a bucket.
+         *
+         * @param maxEntries positive
+         * @return this builder
+         * @throws IllegalArgumentException if not positive
+         */
+        public Builder maxEntries(long maxEntries) {
+            require(maxEntries > 0, "maxEntries must be positive", maxEntries);
+            this.maxEntries = maxEntries;
+            return this;
+        }
+
+        /**
+         * Where background passes run, as {@code MbCache.Builder.executor}.
+         *
+         * @param executor the executor
+         * @return this builder
+         * @throws NullPointerException if {@code executor} is null
+         */
+        public Builder executor(Executor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
+         * Accepts {@link CreateStrategy#REQUEST_LIST} only, the one behaviour this backend has.
+         *
+         * @param createStrategy {@code REQUEST_LIST}
+         * @return this builder
+         * @throws NullPointerException if {@code createStrategy} is null
+         * @throws IllegalArgumentException for any other strategy
+         */
+        public Builder createStrategy(CreateStrategy createStrategy) {
+            Objects.requireNonNull(createStrategy, "createStrategy");
+            require(createStrategy == CreateStrategy.REQUEST_LIST, "only REQUEST_LIST is supported", createStrategy.ordinal());
+            return this;
+        }
+
+        /**
+         * The keyed index's secret seed, as {@code MbCache.Builder.hashSeed}: the same seed gives
+         * the same buckets in both backends.
+         *
+         * @param hashSeed any value
+         * @return this builder
+         */
+        public Builder hashSeed(long hashSeed) {
+            this.hashSeed = hashSeed;
+            return this;
+        }
+
+        /**
+         * The chain cap, as {@code MbCache.Builder.chainCap}, with the same default.
+         *
+         * @param chainCap at least 1
+         * @return this builder
+         * @throws IllegalArgumentException if {@code chainCap < 1}
+         */
+        public Builder chainCap(int chainCap) {
+            require(chainCap >= 1, "chainCap must be at least 1", chainCap);
+            this.chainCap = chainCap;
+            return this;
+        }
+
+        /**
+         * Whether the cache takes part in memory-pressure reclaim, as
+         * {@code MbCache.Builder.memoryPressureReclaim}; default {@code true}. A cache built with
+         * {@code false} is never registered, so only its {@code maxEntries} bound, the chain cap and
+         * explicit {@link CompactMbCache#shrink(long)} calls free its entries.
+         *
+         * @param enabled {@code false} to keep this cache out of memory-pressure reclaim
+         * @return this builder
+         */
+        public Builder memoryPressureReclaim(boolean enabled) {
+            this.memoryPressureReclaim = enabled;
+            return this;
+        }
+
+        /**
+         * A new, empty cache, registered for memory-pressure reclaim until it is closed unless
+         * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
+         *
+         * @return the cache
+         */
+        public CompactMbCache build() {
+            return new CompactMbCache(this);
+        }
+    }
+
+    /** {@return log2 of the number of buckets, as built} */
+    public int bucketBits() {
+        return bucketBits;
+    }
+
+    /** {@return the size at which creates start reclaiming, as given or defaulted} */
+    public long maxEntries() {
+        return maxEntries;
+    }
+
+    /** {@return the chain cap, as given or defaulted (see {@link MbCache#chainCap()})} */
+    public int chainCap() {
+        return chainCap;
+    }
+
+    /** {@return how duplicates are refused: always {@link CreateStrategy#REQUEST_LIST} (see the class comment)} */
+    public CreateStrategy createStrategy() {
+        return CreateStrategy.REQUEST_LIST;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // create
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_entry_create}: an optimistic read refuses a pair already cached
+     * without the bucket's bit; otherwise a free slot is claimed, and one critical section checks
+     * the chain (unless the bit was taken from the version the read validated), reclaims for the
+     * chain cap, fills the slot and hashes it. Allocates nothing but a new slot page, once per page.
+     */
+    @Override
+    public boolean create(int key, long value, boolean reusable) {
+        return createPair(key, value, reusable, false);
+    }
+
+    /** {@link #create}, or with {@code restore} {@link #createForRestore}. */
+    private boolean createPair(int key, long value, boolean reusable, boolean restore) {
+        ensureOpen();
+        reclaimIfLarge();
+        int bucket = table.bucketOf(key);
+        int print = table.fingerprintOf(key);
+        long seen = versionWithout(bucket, key, print, value);
+        if (seen == CONTAINED) {
+            statistics.add(DUPLICATES_REFUSED, 1);
+            return false;
+        }
+        int slot = allocateSlot();
+        long outcome;
+        try {
+            outcome = hash(bucket, key, print, value, reusable, slot, seen, restore);
+        } catch (Throwable failure) { // the overflow array's allocation, or close(): the slot goes back
+            table.free(slot);
+            throw failure;
+        }
+        if (outcome == ALREADY_CACHED) {
+            table.free(slot);
+            statistics.add(DUPLICATES_REFUSED, 1);
+            return false;
+        }
+        if (outcome == CHAIN_FULL) {
+            table.free(slot);
+            return false;
+        }
+        statistics.add(CREATES, 1);
+        int reclaimed = (int) outcome;
+        if (reclaimed != 0) {
+            statistics.add(CHAIN_CAP_RECLAIMS, reclaimed);
+        }
+        if (outcome != 0) {
+            ChainCapEvent.commitIfEnabled(this, key, (int) (outcome >>> 32), chainCap, reclaimed);
+        }
+        return true;
+    }
+
+    /**
+     * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims for the
+     * chain cap. A pair whose chain is at the cap is skipped (false, as for a pair already cached),
+     * so that a restore evicts no pair, neither one cached before it nor one it created. The slot is
+     * claimed first, as by every create here, and one critical section checks the chain and the cap
+     * and hashes; a skipped pair's slot goes back to the free list.
+     */
+    private boolean createForRestore(int key, long value, boolean reusable) {
+        return createPair(key, value, reusable, true);
+    }
+
+    /** A free slot, reclaiming synchronously first if every slot is in use. */
+    private int allocateSlot() {
+        int slot = table.allocate();
+        if (slot == 0) {
+            reclaim(SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
+            slot = table.allocate();
+            if (slot == 0) {
+                throw new IllegalStateException("every slot of " + this + " is in use: callers hold too many entries");
+            }
+        }
+        return slot;
+    }
+
+    /**
+     * The optimistic duplicate check: {@link #CONTAINED}, {@link #RETRY}, or the even version under
+     * which the chain was read and found without the pair.
+     */
+    private long versionWithout(int bucket, int key, int print, long value) {
+        return tryFind(bucket, key, print, value, true, 0, false);
+    }
+
+    /**
+     * The create's critical section: {@link #ALREADY_CACHED}, or the chain cap's outcome (0 if the
+     * chain was below the cap; else the length found in the upper 32 bits and the entries reclaimed
+     * in the lower). A restore's ({@code restore}) reclaims nothing for the cap: at the cap it
+     * answers {@link #CHAIN_FULL} and hashes nothing. Allocates (an overflow array) before it changes
+     * anything.
+     */
+    private long hash(int bucket, int key, int print, long value, boolean reusable, int slot, long seen, boolean restore) {
+        long lockedAt = table.lock(bucket);
+        try {
+            if (lockedAt != seen && positionOfPair(bucket, key, print, value) >= 0) {
+                return ALREADY_CACHED;
+            }
+            if (closed) {
+                throw new IllegalStateException("cache is closed");
+            }
+            if (restore && table.length(bucket) >= chainCap) {
+                return CHAIN_FULL;
+            }
+            table.ensureRoom(bucket);
+            int length = table.length(bucket);
+            long outcome = 0;
+            int reclaimed = 0;
+            if (length >= chainCap) {
+                reclaimed = reclaimForRoom(bucket);
+                outcome = ((long) length << 32) | reclaimed;
+            }
+            long[] page = table.slotPage(slot);
+            int at = table.valueIndex(slot);
+            int generation = (generation(lvMeta(page, at)) + 1) & GENERATION_MASK;
+            page[at] = value;
+            // The generation as a long: shifted as an int, its top bit would sign-extend over the key.
+            CompactTable.soMeta(page, at, ((long) key << 32)
+                    | ((long) generation << GENERATION_SHIFT) | (reusable ? REUSABLE : 0) | 1);
+            table.addNewest(bucket, print | slot);
+            entryCount.add(1L - reclaimed); // counted before the unlock: nobody can free it uncounted
+            return outcome;
+        } finally {
+            table.unlock(bucket);
+        }
+    }
+
+    /** The chain position of a live pair, newest first, or -1. Bit held. */
+    private int positionOfPair(int bucket, int key, int print, long value) {
+        for (int pos = table.length(bucket) - 1; pos >= 0; pos--) {
+            int ref = table.refAt(bucket, pos);
+            if (table.fingerprintOfRef(ref) == print) {
+                int slot = table.slotOfRef(ref);
+                long[] page = table.slotPage(slot);
+                int at = table.valueIndex(slot);
+                if (matches(page, at, lvMeta(page, at), key, value, true)) {
+                    return pos;
+                }
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Reclaims the chain's oldest unheld entries until one more fits under the cap: a referenced one
+     * loses its flag and is passed over once. Bit held; allocation-free.
+     *
+     * @return the entries reclaimed
+     */
+    private int reclaimForRoom(int bucket) {
+        int reclaimed = 0;
+        for (int round = 0; round < 2 && table.length(bucket) >= chainCap; round++) {
+            int pos = 0;
+            while (pos < table.length(bucket) && table.length(bucket) >= chainCap) {
+                int slot = table.slotOfRef(table.refAt(bucket, pos));
+                long[] page = table.slotPage(slot);
+                int at = table.valueIndex(slot);
+                long meta = lvMeta(page, at);
+                if ((meta & REFERENCED) == 0 && tryClaim(page, at, meta)) {
+                    table.removeAt(bucket, pos);
+                    table.free(slot);
+                    reclaimed++;
+                    continue;
+                }
+                if ((meta & REFERENCED) != 0) {
+                    setFlag(page, at, generation(meta), REFERENCED, false);
+                }
+                pos++;
+            }
+        }
+        return reclaimed;
+    }
+
+    /**
+     * The reclaim triggers of kernel {@code mb_cache_entry_create}, decided as {@link MbCache}
+     * decides them (see its {@code reclaimIfLarge}): on the entry count's estimate where its slack
+     * cannot change the answer, on a snapshot near twice the bound.
+     */
+    private void reclaimIfLarge() {
+        long estimate = entryCount.estimate();
+        long count;
+        if (!entryCount.decides(estimate, synchronousReclaimThreshold)) {
+            count = entryCount.snapshot();
+        } else if (entryCount.decides(estimate, maxEntries)) {
+            count = estimate;
+        } else if (reclaimPendingSince != 0) {
+            return;
+        } else {
+            count = entryCount.estimateSeenByThisThread(estimate);
+        }
+        if (count < maxEntries) {
+            return;
+        }
+        scheduleBackgroundReclaim();
+        if (count >= synchronousReclaimThreshold) {
+            resubmitStaleBackgroundReclaim();
+            reclaim(SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Lookups
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * The primitive {@link #findFirst}: a handle to the newest reusable entry with {@code key},
+     * referenced for the caller, or {@link #NO_ENTRY}. Allocates nothing.
+     *
+     * @param key the content hash
+     * @return the handle, or {@code NO_ENTRY}
+     * @throws IllegalStateException if the cache is closed
+     */
+    public long findFirstHandle(int key) {
+        ensureOpen();
+        return countLookup(find(key, 0, false, 0));
+    }
+
+    /**
+     * The primitive {@link #get}: a handle to the entry with exactly this pair, reusable or not,
+     * referenced for the caller, or {@link #NO_ENTRY}. Allocates nothing.
+     *
+     * @param key the content hash
+     * @param value the id of the thing holding the content
+     * @return the handle, or {@code NO_ENTRY}
+     * @throws IllegalStateException if the cache is closed
+     */
+    public long getHandle(int key, long value) {
+        ensureOpen();
+        return countLookup(find(key, value, true, 0));
+    }
+
+    /**
+     * The primitive {@link #findNext}: the next reusable entry of the key older than {@code handle}'s
+     * (from the chain head if it left the chain); releases {@code handle} in all cases.
+     *
+     * @param handle a handle the caller holds
+     * @return the next handle, referenced for the caller, or {@link #NO_ENTRY}
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalStateException if the caller holds no reference to it, or the cache is closed
+     */
+    public long findNextHandle(long handle) {
+        ensureOpen();
+        long[] page = pageOf(handle);
+        int at = table.valueIndex((int) handle);
+        long meta = lvMeta(page, at);
+        if (generation(meta) != generationOf(handle) || count(meta) <= 1) {
+            throw referenceNotHeld("findNext of an entry the caller does not hold: " + describe(handle));
+        }
+        long next;
+        try {
+            next = find(keyOf(meta), 0, false, (int) handle);
+        } catch (Throwable lookupFailure) {
+            try {
+                releaseHandle(handle);
+            } catch (Throwable releaseFailure) {
+                lookupFailure.addSuppressed(releaseFailure);
+            }
+            throw lookupFailure;
+        }
+        try {
+            releaseHandle(handle);
+        } catch (Throwable releaseFailure) {
+            if (next != NO_ENTRY) {
+                releaseHandle(next);
+            }
+            throw releaseFailure;
+        }
+        return countLookup(next);
+    }
+
+    /**
+     * The walk of kernel {@code __entry_find} (by key, reusable ones only, below {@code afterSlot}
+     * if that is in the chain) or {@code mb_cache_entry_get} (by pair): optimistic first, under the
+     * bucket's bit if a writer was in the bucket or the chain overflowed its record.
+     */
+    private long find(int key, long value, boolean byPair, int afterSlot) {
+        int bucket = table.bucketOf(key);
+        int print = table.fingerprintOf(key);
+        long found = tryFind(bucket, key, print, value, byPair, afterSlot, true);
+        if (found == RETRY) {
+            table.lock(bucket);
+            try {
+                int from = table.length(bucket);
+                if (afterSlot != 0) {
+                    int at = table.positionOf(bucket, afterSlot);
+                    if (at >= 0) {
+                        from = at;
+                    }
+                }
+                found = NO_ENTRY;
+                for (int pos = from - 1; pos >= 0 && found == NO_ENTRY; pos--) {
+                    int ref = table.refAt(bucket, pos);
+                    if (table.fingerprintOfRef(ref) == print) {
+                        int slot = table.slotOfRef(ref);
+                        found = tryAcquireMatching(table.slotPage(slot), slot, key, value, byPair);
+                    }
+                }
+            } finally {
+                table.unlock(bucket);
+            }
+        }
+        return found;
+    }
+
+    /**
+     * The optimistic walk of {@link #find}: a handle, {@link #NO_ENTRY}, or {@link #RETRY}. Without
+     * {@code acquire} (the create's duplicate check, by pair) it takes no reference and answers
+     * {@link #CONTAINED}, {@link #RETRY}, or the version under which the pair was absent.
+     */
+    private long tryFind(int bucket, int key, int print, long value, boolean byPair, int afterSlot, boolean acquire) {
+        long version = table.laVersion(bucket);
+        int length = table.length(bucket);
+        if (CompactTable.locked(version) || length > CompactTable.INLINE || length < 0) {
+            return RETRY;
+        }
+        int from = length;
+        if (afterSlot != 0) {
+            for (int pos = length - 1; pos >= 0; pos--) {
+                if (table.slotOfRef(table.refAt(bucket, pos)) == afterSlot) {
+                    from = pos;
+                    break;
+                }
+            }
+        }
+        for (int pos = from - 1; pos >= 0; pos--) {
+            int ref = table.refAt(bucket, pos);
+            if (table.fingerprintOfRef(ref) != print) {
+                continue;
+            }
+            int slot = table.slotOfRef(ref);
+            long[] page = table.laSlotPage(slot);
+            if (page == null) {
+                return RETRY;
+            }
+            long handle = acquire ? tryAcquireMatching(page, slot, key, value, byPair)
+                    : matches(page, table.valueIndex(slot), lvMeta(page, table.valueIndex(slot)), key, value, true) ? CONTAINED : NO_ENTRY;
+            if (handle == NO_ENTRY) {
+                continue;
+            }
+            if (table.validate(bucket, version)) {
+                return handle;
+            }
+            if (acquire) {
+                releaseHandle(handle); // the occupant it incremented; see the implementation notes, step 3
+            }
+            return RETRY;
+        }
+        return !table.validate(bucket, version) ? RETRY : acquire ? NO_ENTRY : version;
+    }
+
+    /** Whether a slot's meta word (and value) show a live entry of the key, reusable or of the value. */
+    private static boolean matches(long[] page, int at, long meta, int key, long value, boolean byPair) {
+        return count(meta) != 0 && keyOf(meta) == key && (byPair ? page[at] == value : (meta & REUSABLE) != 0);
+    }
+
+    /**
+     * Increment-if-not-zero on a slot whose key matches and whose value (by pair) or reusable flag
+     * (by key) does, with one CAS of the whole meta word; the handle, or {@link #NO_ENTRY}.
+     */
+    private static long tryAcquireMatching(long[] page, int slot, int key, long value, boolean byPair) {
+        int at = (slot & ((page.length >>> 1) - 1)) << 1;
+        for (;;) {
+            long meta = lvMeta(page, at);
+            if (!matches(page, at, meta, key, value, byPair)) {
+                return NO_ENTRY;
+            }
+            if (count(meta) == COUNT_MASK) {
+                throw new IllegalStateException("too many references to the entry of key " + key);
+            }
+            if (CompactTable.casMeta(page, at, meta, meta + 1)) {
+                return handleOf(slot, meta);
+            }
+        }
+    }
+
+    private static long handleOf(int slot, long meta) {
+        return (long) generation(meta) << 32 | slot;
+    }
+
+    private static int generationOf(long handle) {
+        return (int) (handle >>> 32);
+    }
+
+    /**
+     * Counts a lookup as a hit or a miss; returns it. A miss is first checked against a racing
+     * close ({@link #missUnlessClosed}), and then the only way this throws.
+     */
+    private long countLookup(long found) {
+        long answer = found != NO_ENTRY ? found : missUnlessClosed();
+        statistics.add(answer != NO_ENTRY ? LOOKUP_HITS : LOOKUP_MISSES, 1);
+        return answer;
+    }
+
+    /**
+     * A lookup's miss: {@link #NO_ENTRY}, or the closed cache's exception if {@code close()} ran
+     * meanwhile (MbCache's argument, with a slot's count where it has an entry's state): a miss
+     * racing close could be a pair held until the close, zeroed or unhashed by it. {@code close()}
+     * sets {@code closed} before it zeroes a count or empties a chain, so a lookup that saw either
+     * reads it set.
+     */
+    private long missUnlessClosed() {
+        ensureOpen();
+        return NO_ENTRY;
+    }
+
+    /**
+     * The exception for a handle the caller does not hold: "cache is closed" where {@code close()}
+     * took the reference (it zeroes every count after setting {@code closed}, so a release that
+     * found the count zeroed sees {@code closed} set), else {@code misuse}.
+     */
+    private IllegalStateException referenceNotHeld(String misuse) {
+        return new IllegalStateException(closed ? "cache is closed" : misuse);
+    }
+
+    /**
+     * The primitive {@link #deleteOrGet}: removes the pair if nobody but the cache holds it
+     * ({@link #NO_ENTRY}), else returns a handle to it, referenced for the caller.
+     *
+     * @param key the content hash
+     * @param value the id of the thing holding the content
+     * @return {@code NO_ENTRY} if removed or not cached; otherwise the handle
+     * @throws IllegalStateException if the cache is closed
+     */
+    public long deleteOrGetHandle(int key, long value) {
+        ensureOpen();
+        int bucket = table.bucketOf(key);
+        int print = table.fingerprintOf(key);
+        int freed = 0;
+        long handle = NO_ENTRY;
+        table.lock(bucket);
+        try {
+            int pos = positionOfPair(bucket, key, print, value);
+            if (pos < 0) {
+                return missUnlessClosed();
+            }
+            int slot = table.slotOfRef(table.refAt(bucket, pos));
+            long[] page = table.slotPage(slot);
+            int at = table.valueIndex(slot);
+            if (tryClaim(page, at, lvMeta(page, at))) {
+                table.removeAt(bucket, pos);
+                freed = slot;
+            } else {
+                handle = tryAcquireMatching(page, slot, key, value, true);
+                if (handle == NO_ENTRY) {
+                    return missUnlessClosed();
+                }
+            }
+        } finally {
+            table.unlock(bucket);
+        }
+        if (freed != 0) {
+            table.free(freed);
+            entryCount.add(-1);
+            statistics.add(DELETES, 1);
+        }
+        return handle;
+    }
+
+    /** Count 1 to 0, keeping key, flags and generation; {@code false} if held (or already 0). */
+    private static boolean tryClaim(long[] page, int at, long meta) {
+        for (;;) {
+            if (count(meta) != 1) {
+                return false;
+            }
+            if (CompactTable.casMeta(page, at, meta, meta & ~(long) COUNT_MASK)) {
+                return true;
+            }
+            meta = lvMeta(page, at);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Handles: release, flags, waiting
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * Gives back the caller's reference (kernel {@code mb_cache_entry_put}).
+     *
+     * @param handle a handle the caller holds
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalStateException if the handle was released more often than it was handed out
+     *     (its slot's generation moved on, or only the cache's reference is left), or the cache is
+     *     closed
+     */
+    public void release(long handle) {
+        ensureOpen();
+        pageOf(handle);
+        releaseHandle(handle);
+    }
+
+    private void releaseHandle(long handle) {
+        int slot = (int) handle;
+        long[] page = table.slotPage(slot);
+        int at = table.valueIndex(slot);
+        int generation = generationOf(handle);
+        for (;;) {
+            long meta = lvMeta(page, at);
+            if (generation(meta) != generation || count(meta) <= 1) {
+                throw referenceNotHeld("entry released more often than it was handed out: " + describe(handle));
+            }
+            long next = meta - 1;
+            if (CompactTable.casMeta(page, at, meta, next)) {
+                if ((next & WAITERS) != 0 && count(next) <= 2) {
+                    setFlag(page, at, generation, WAITERS, false);
+                    // If this throws (the queue lock's node), the waiters find the slot unused at
+                    // their next re-check, as in MbCache.
+                    unusedWaiters.wake(this);
+                }
+                return;
+            }
+        }
+    }
+
+    /** Sets or clears one flag of a live slot of this generation; does nothing to a freed or reused one. */
+    private static void setFlag(long[] page, int at, int generation, int flag, boolean on) {
+        for (;;) {
+            long meta = lvMeta(page, at);
+            if (generation(meta) != generation || count(meta) == 0) {
+                return;
+            }
+            long updated = on ? meta | flag : meta & ~(long) flag;
+            if (updated == meta || CompactTable.casMeta(page, at, meta, updated)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Marks the entry recently used (kernel {@code mb_cache_entry_touch}); never loses a concurrent
+     * change of its reusable flag.
+     *
+     * @param handle a handle the caller holds
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalStateException if the cache is closed
+     */
+    public void touch(long handle) {
+        ensureOpen();
+        setFlag(pageOf(handle), table.valueIndex((int) handle), generationOf(handle), REFERENCED, true);
+    }
+
+    /**
+     * Sets or clears the entry's reusable flag; does nothing if the handle's entry is gone.
+     *
+     * @param handle a handle the caller holds
+     * @param reusable the new value of the flag
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalStateException if the cache is closed
+     */
+    public void setReusable(long handle, boolean reusable) {
+        ensureOpen();
+        setFlag(pageOf(handle), table.valueIndex((int) handle), generationOf(handle), REUSABLE, reusable);
+    }
+
+    /**
+     * Whether the handle's entry is reusable now; {@code false} once its slot went to another pair.
+     *
+     * @param handle a handle of this cache
+     * @return the reusable flag
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     */
+    public boolean reusable(long handle) {
+        long meta = lvMeta(pageOf(handle), table.valueIndex((int) handle));
+        return generation(meta) == generationOf(handle) && (meta & REUSABLE) != 0;
+    }
+
+    /**
+     * The key of a held handle's entry.
+     *
+     * @param handle a handle the caller holds
+     * @return the key
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalStateException if the handle's slot went to another pair (it was released)
+     */
+    public int key(long handle) {
+        long meta = lvMeta(pageOf(handle), table.valueIndex((int) handle));
+        if (generation(meta) != generationOf(handle)) {
+            throw new IllegalStateException("stale handle: " + Long.toHexString(handle));
+        }
+        return keyOf(meta);
+    }
+
+    /**
+     * The value of a held handle's entry. Valid only while the caller holds the handle (a released
+     * one's slot may hold another pair by now).
+     *
+     * @param handle a handle the caller holds
+     * @return the value
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalStateException if the handle's slot went to another pair (it was released)
+     */
+    public long value(long handle) {
+        long[] page = pageOf(handle);
+        int at = table.valueIndex((int) handle);
+        long value = page[at];
+        VarHandle.acquireFence(); // the value's load before the meta word's
+        if (generation(lvMeta(page, at)) != generationOf(handle)) {
+            throw new IllegalStateException("stale handle: " + Long.toHexString(handle));
+        }
+        return value;
+    }
+
+    /**
+     * Blocks until only the cache and the caller hold the handle's entry (kernel
+     * {@code mb_cache_entry_wait_unused}); interruption as {@link #waitUnused(CacheEntry)}.
+     *
+     * @param handle a handle the caller holds
+     * @throws InterruptedException if interrupted on entry or while waiting
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalStateException if the cache is closed (also during the wait)
+     */
+    public void waitUnused(long handle) throws InterruptedException {
+        ensureOpen();
+        awaitUnused(handle, Long.MAX_VALUE);
+    }
+
+    /**
+     * Like {@link #waitUnused(long)}, giving up after {@code timeout}.
+     *
+     * @param handle a handle the caller holds
+     * @param timeout the longest time to wait; zero or less does not wait
+     * @param unit the unit of {@code timeout}
+     * @return {@code true} if only the cache and the caller hold the entry; {@code false} on time-out
+     * @throws InterruptedException if interrupted on entry or while waiting
+     * @throws NullPointerException if {@code unit} is null
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalStateException if the cache is closed (also during the wait)
+     */
+    public boolean waitUnused(long handle, long timeout, TimeUnit unit) throws InterruptedException {
+        ensureOpen();
+        Objects.requireNonNull(unit, "unit");
+        long nanos = unit.toNanos(timeout);
+        return awaitUnused(handle, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : nanos);
+    }
+
+    /** As MbCache's: the WAITERS bit is set in the CAS loop that re-reads the count. */
+    private boolean awaitUnused(long handle, long nanos) throws InterruptedException {
+        long[] page = pageOf(handle);
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        int at = table.valueIndex((int) handle);
+        int generation = generationOf(handle);
+        boolean unused = unusedWaiters.await(this, () -> closed || !markWaitingUnlessUnused(page, at, generation), nanos);
+        ensureOpen();
+        return unused;
+    }
+
+    private static boolean markWaitingUnlessUnused(long[] page, int at, int generation) {
+        for (;;) {
+            long meta = lvMeta(page, at);
+            if (generation(meta) != generation || count(meta) <= 2) {
+                return false;
+            }
+            if ((meta & WAITERS) != 0 || CompactTable.casMeta(page, at, meta, meta | WAITERS)) {
+                return true;
+            }
+        }
+    }
+
+    /** The slot page of a handle in this cache's range, or {@link IllegalArgumentException}. */
+    private long[] pageOf(long handle) {
+        int slot = (int) handle;
+        if (handle < 0 || generationOf(handle) > GENERATION_MASK || slot <= 0 || slot >= table.end()) {
+            throw new IllegalArgumentException("not a handle of this cache: " + Long.toHexString(handle));
+        }
+        return table.slotPage(slot);
+    }
+
+    private String describe(long handle) {
+        long[] page = table.slotPage((int) handle);
+        long meta = lvMeta(page, table.valueIndex((int) handle));
+        return "CompactMbCache.Entry[slot=" + (int) handle + ", generation=" + generationOf(handle)
+                + ", slot generation=" + generation(meta) + ", key=" + keyOf(meta) + ", refcount=" + count(meta) + "]";
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The DedupCache methods: handle objects
+    // ---------------------------------------------------------------------------------------------
+
+    /** The entry object of a live slot: key and value copied, so they stay readable after release. */
+    private static final class Entry implements CacheEntry {
+        final CompactMbCache cache;
+        final long handle;
+        final int key;
+        final long value;
+
+        Entry(CompactMbCache cache, long handle, int key, long value) {
+            this.cache = cache;
+            this.handle = handle;
+            this.key = key;
+            this.value = value;
+        }
+
+        @Override
+        public int key() {
+            return key;
+        }
+
+        @Override
+        public long value() {
+            return value;
+        }
+
+        @Override
+        public boolean reusable() {
+            return cache.reusable(handle);
+        }
+
+        @Override
+        public void setReusable(boolean reusable) {
+            cache.setReusable(handle, reusable);
+        }
+
+        @Override
+        public void close() {
+            cache.release(this);
+        }
+
+        @Override
+        public String toString() {
+            return "CompactMbCache.Entry[key=" + key + ", value=" + value + ", slot=" + (int) handle
+                    + ", generation=" + generationOf(handle) + "]";
+        }
+    }
+
+    /**
+     * The one entry object of a held handle: the stored one if it is this generation's, else a new
+     * one stored by CAS (a racing lookup of the same entry gets the winner). If that allocation
+     * throws, the caller's reference is given back first.
+     */
+    private CacheEntry entryFor(long handle) {
+        if (handle == NO_ENTRY) {
+            return null;
+        }
+        try {
+            int slot = (int) handle;
+            Object current = table.laHandleObject(slot);
+            for (;;) {
+                if (current instanceof Entry && ((Entry) current).handle == handle) {
+                    return (Entry) current;
+                }
+                long[] page = table.slotPage(slot);
+                int at = table.valueIndex(slot);
+                Entry fresh = new Entry(this, handle, keyOf(lvMeta(page, at)), page[at]);
+                Object now = table.casHandleObject(slot, current, fresh);
+                if (now == fresh) {
+                    return fresh;
+                }
+                current = now;
+            }
+        } catch (Throwable failure) {
+            releaseHandle(handle);
+            throw failure;
+        }
+    }
+
+    private long ownHandle(CacheEntry entry) {
+        Objects.requireNonNull(entry, "entry");
+        if (entry instanceof Entry && ((Entry) entry).cache == this) {
+            return ((Entry) entry).handle;
+        }
+        throw new IllegalArgumentException("entry belongs to another cache: " + entry);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CacheEntry findFirst(int key) {
+        return entryFor(findFirstHandle(key));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CacheEntry findNext(CacheEntry entry) {
+        ensureOpen();
+        return entryFor(findNextHandle(ownHandle(entry)));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CacheEntry get(int key, long value) {
+        return entryFor(getHandle(key, value));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CacheEntry deleteOrGet(int key, long value) {
+        return entryFor(deleteOrGetHandle(key, value));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void waitUnused(CacheEntry entry) throws InterruptedException {
+        ensureOpen();
+        waitUnused(ownHandle(entry));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException {
+        ensureOpen();
+        return waitUnused(ownHandle(entry), timeout, unit);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void touch(CacheEntry entry) {
+        ensureOpen();
+        touch(ownHandle(entry));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void release(CacheEntry entry) {
+        ensureOpen();
+        release(ownHandle(entry));
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Counting and reclaim
+    // ---------------------------------------------------------------------------------------------
+
+    /** {@inheritDoc} */
+    @Override
+    public long size() {
+        ensureOpen();
+        return Math.max(0, entryCount.snapshot());
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long shrink(long nrToScan) {
+        ensureOpen();
+        if (nrToScan < 0) {
+            throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
+        }
+        return reclaim(nrToScan, ReclaimPassEvent.Kind.REQUESTED);
+    }
+
+    /**
+     * One pass of the clock over up to {@code nrToScan} live entries (see the implementation notes).
+     *
+     * @return the number of entries freed
+     */
+    private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind) {
+        ReclaimPassEvent event = ReclaimPassEvent.beginIfEnabled(kind);
+        long scanned = 0;
+        long freed = 0;
+        long secondChances = 0;
+        reclaimLock.lock();
+        try {
+            countReclaimPass(kind);
+            int end = table.end();
+            long slots = end - 1L;
+            long looked = 0;
+            long sinceProgress = 0;
+            long fruitless = 0;
+            boolean untilOneFreed = kind == ReclaimPassEvent.Kind.SYNCHRONOUS;
+            while ((scanned < nrToScan || untilOneFreed && freed == 0 && fruitless < SYNC_SHRINK_BATCH)
+                    && looked < 2 * slots && sinceProgress < slots) {
+                int slot = hand < end ? hand : 1;
+                hand = slot + 1;
+                looked++;
+                sinceProgress++;
+                long[] page = table.slotPage(slot);
+                int at = table.valueIndex(slot);
+                long meta = lvMeta(page, at);
+                if (count(meta) == 0) {
+                    continue;
+                }
+                scanned++;
+                if ((meta & REFERENCED) == 0 && count(meta) == 1 && claim(slot, page, at, meta)) {
+                    freed++;
+                    sinceProgress = 0;
+                    fruitless = 0;
+                } else if ((meta & REFERENCED) != 0) {
+                    setFlag(page, at, generation(meta), REFERENCED, false);
+                    secondChances++;
+                    sinceProgress = 0;
+                    fruitless = 0;
+                } else {
+                    fruitless++;
+                }
+            }
+            entriesReclaimed += freed;
+            entryCount.addExactly(-freed);
+        } finally {
+            reclaimLock.unlock();
+        }
+        ReclaimPassEvent.commitIfEnabled(event, this, scanned, freed, secondChances);
+        return freed;
+    }
+
+    /**
+     * Claims an unused slot (count 1 to 0, re-checked under its bucket's bit: same key, same
+     * generation) and unhashes it, then frees it. Reclaim lock held.
+     */
+    private boolean claim(int slot, long[] page, int at, long seen) {
+        int bucket = table.bucketOf(keyOf(seen));
+        table.lock(bucket);
+        try {
+            long meta = lvMeta(page, at);
+            if ((meta ^ seen) >>> GENERATION_SHIFT != 0 || !tryClaim(page, at, meta)) {
+                return false; // another generation or key (reused meanwhile), or held now
+            }
+            int pos = table.positionOf(bucket, slot);
+            if (pos < 0) {
+                throw new AssertionError("a live slot was not in its chain: " + slot);
+            }
+            table.removeAt(bucket, pos);
+        } finally {
+            table.unlock(bucket);
+        }
+        table.free(slot);
+        return true;
+    }
+
+    private void countReclaimPass(ReclaimPassEvent.Kind kind) {
+        if (kind == ReclaimPassEvent.Kind.BACKGROUND) {
+            backgroundReclaimPasses++;
+        } else if (kind == ReclaimPassEvent.Kind.SYNCHRONOUS) {
+            synchronousReclaimPasses++;
+        } else {
+            requestedReclaimPasses++;
+        }
+    }
+
+    private void scheduleBackgroundReclaim() {
+        if (reclaimPendingSince == 0 && RECLAIM_PENDING_SINCE.compareAndSet(this, 0L, pendingStamp())) {
+            submitBackgroundReclaim();
+        }
+    }
+
+    /** A pending pass handed over over a second ago when the synchronous threshold is hit is handed over again. */
+    private void resubmitStaleBackgroundReclaim() {
+        long since = reclaimPendingSince;
+        if (since != 0 && System.nanoTime() - since > MbCache.STALE_BACKGROUND_PASS_NANOS
+                && RECLAIM_PENDING_SINCE.compareAndSet(this, since, pendingStamp())) {
+            submitBackgroundReclaim();
+        }
+    }
+
+    private static long pendingStamp() {
+        long now = System.nanoTime();
+        return now == 0 ? 1 : now;
+    }
+
+    /** Hands the pass to the executor; if that throws, runs it here (and logs once as a warning). */
+    private void submitBackgroundReclaim() {
+        try {
+            executor.execute(backgroundReclaim);
+        } catch (Throwable failure) {
+            backgroundReclaim();
+            System.Logger.Level level = executorFailureLogged ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
+            executorFailureLogged = true;
+            LOGGER.log(level, "mbcache: the reclaim executor failed; ran the pass on the calling thread", failure);
+        }
+    }
+
+    /**
+     * The background pass: {@code maxEntries / 16} entries, then queued again on the executor while
+     * the cache is still above {@code maxEntries} and the pass freed something. An executor that runs
+     * the task on the calling thread (or throws, so that it runs here) nests the passes: after
+     * {@link #MAX_NESTED_PASSES} in a row the chain stops, and the next create over the bound starts
+     * a new one.
+     */
+    private void backgroundReclaim() {
+        long freed = 0;
+        try {
+            if (!closed) {
+                freed = reclaim(Math.max(1, maxEntries / MbCache.SHRINK_DIVISOR), ReclaimPassEvent.Kind.BACKGROUND);
+            }
+        } finally {
+            reclaimPendingSince = 0;
+        }
+        if (freed > 0 && !closed && nestedPasses < MAX_NESTED_PASSES && entryCount.snapshot() > maxEntries) {
+            nestedPasses++;
+            try {
+                scheduleBackgroundReclaim();
+            } finally {
+                nestedPasses--;
+            }
+        }
+    }
+
+    /** The memory-pressure shrinker: a pass over half the entries. Called by {@link MemoryPressureRegistry}. */
+    void onMemoryPressure() {
+        if (closed) {
+            return;
+        }
+        long count = entryCount.snapshot();
+        if (count > 0) {
+            reclaim(Math.max(1, count / 2), ReclaimPassEvent.Kind.MEMORY_PRESSURE);
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CacheStats stats() {
+        ensureOpen();
+        reclaimLock.lock();
+        try {
+            return new CacheStats(statistics.sum(CREATES), statistics.sum(DUPLICATES_REFUSED),
+                    statistics.sum(LOOKUP_HITS), statistics.sum(LOOKUP_MISSES), statistics.sum(DELETES),
+                    entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
+                    requestedReclaimPasses, statistics.sum(CHAIN_CAP_RECLAIMS));
+        } finally {
+            reclaimLock.unlock();
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Kernel {@code mb_cache_destroy}: every slot's count goes to zero (its flags stay, so a
+     * handle's {@code reusable()} stays readable); the pages are kept until the cache is collected.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        if (tornDown) {
+            return;
+        }
+        if (pressureRegistration != null) {
+            MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
+        }
+        reclaimLock.lock();
+        try {
+            for (int bucket = 0; bucket < table.bucketCount(); bucket++) {
+                table.lock(bucket);
+                try {
+                    for (int pos = table.length(bucket) - 1; pos >= 0; pos--) {
+                        int slot = table.slotOfRef(table.refAt(bucket, pos));
+                        long[] page = table.slotPage(slot);
+                        int at = table.valueIndex(slot);
+                        long meta;
+                        do {
+                            meta = lvMeta(page, at);
+                        } while (!CompactTable.casMeta(page, at, meta, meta & ~(long) COUNT_MASK));
+                    }
+                    table.clear(bucket);
+                } finally {
+                    table.unlock(bucket);
+                }
+            }
+            entryCount.reset();
+        } finally {
+            reclaimLock.unlock();
+        }
+        unusedWaiters.wakeAll();
+        tornDown = true;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Snapshots
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The order is the clock's, the one reclaim passes sweep: from the hand to the end of the
+     * table, then from the first slot up to the hand, so the slot the hand looks at next comes first
+     * (oldest first in this backend's reclaim order; see "Reclaim order" in the class comment). A
+     * restore into an empty cache hands out slots from the start of the table in the snapshot's
+     * order and its hand starts there, so it rebuilds that order. The walk takes no lock but the
+     * reclaim lock, once, to read the hand (so it waits for at most one pass in progress); it reads
+     * each slot's meta word, value and meta word again, and writes the pair if both reads show the
+     * same live occupant (same key and generation, count above zero), with its flags (reusable;
+     * referenced as record flag 2, not restored). No reference is taken. A pair does not move while
+     * it is cached (a pass gives a second chance by clearing a flag, in place), so every pair cached
+     * for the whole call is written exactly once; slots added at the end of the table during the
+     * walk hold pairs created during the call and are not looked at. The walk keeps no state in the
+     * cache, so snapshots of one cache may run at the same time and none waits for another (the
+     * {@link java.io.InterruptedIOException} of {@link DedupCache#writeSnapshot} never arises here);
+     * one started from the stream of another is an ordinary second walk. A close during the walk is
+     * an {@link IllegalStateException}: {@code close()} zeroes the counts, which would otherwise end
+     * the snapshot short as if it were complete.
+     */
+    @Override
+    public long writeSnapshot(OutputStream out) throws IOException {
+        Objects.requireNonNull(out, "out");
+        ensureOpen();
+        int end = table.end();
+        int from;
+        reclaimLock.lock();
+        try {
+            from = hand < end ? hand : 1;
+        } finally {
+            reclaimLock.unlock();
+        }
+        return Snapshots.write(out, new SnapshotWalk(from, end));
+    }
+
+    /** One snapshot's walk over the slots {@code [start, end)}, then {@code [1, start)}. */
+    private final class SnapshotWalk implements Snapshots.PairSource {
+        private final int start;
+        private final int end;
+        private int next;
+        private boolean wrapped;
+
+        SnapshotWalk(int start, int end) {
+            this.start = start;
+            this.end = end;
+            this.next = start;
+        }
+
+        @Override
+        public int next(int[] keys, long[] values, byte[] flags, int from, int max) {
+            int copied = 0;
+            while (copied < max) {
+                if (!wrapped && next >= end) {
+                    wrapped = true;
+                    next = 1;
+                }
+                if (wrapped && next >= start) {
+                    break;
+                }
+                int slot = next++;
+                long[] page = table.slotPage(slot);
+                int at = table.valueIndex(slot);
+                long meta = lvMeta(page, at);
+                if (count(meta) == 0) {
+                    continue; // free, claimed, or not filled yet
+                }
+                long value = page[at];
+                VarHandle.acquireFence(); // the value's load before the second load of the meta word
+                long again = lvMeta(page, at);
+                if (count(again) == 0 || (again ^ meta) >>> GENERATION_SHIFT != 0) {
+                    continue; // freed (its value word may be the free list's link) or reused meanwhile
+                }
+                keys[from + copied] = keyOf(again);
+                values[from + copied] = value;
+                flags[from + copied] = (byte) (((again & REUSABLE) != 0 ? Snapshots.RECORD_REUSABLE : 0)
+                        | ((again & REFERENCED) != 0 ? Snapshots.RECORD_REFERENCED : 0));
+                copied++;
+            }
+            ensureOpen(); // close() zeroed the counts: never end a snapshot short as if complete
+            return copied;
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created as by
+     * {@link #create}, on the calling thread, in the snapshot's order, except that a restore never
+     * reclaims for the {@linkplain #chainCap() chain cap}: a pair whose chain is at the cap is
+     * skipped and not counted.
+     */
+    @Override
+    public long readSnapshot(InputStream in) throws IOException {
+        Objects.requireNonNull(in, "in");
+        ensureOpen();
+        long budget = maxEntries - size();
+        return Snapshots.read(in, budget, this::createForRestore);
+    }
+
+    /**
+     * The bytes this cache's arrays take (bucket records, overflow arrays, slot pages, handle tables),
+     * a lower bound of what it retains. For benchmarks and sizing.
+     *
+     * @return the footprint in bytes
+     */
+    public long footprintBytes() {
+        return table.footprintBytes();
+    }
+
+    /** The length of {@code key}'s bucket chain. Package-private, for tests. */
+    int chainLength(int key) {
+        int bucket = table.bucketOf(key);
+        table.lock(bucket);
+        try {
+            return table.length(bucket);
+        } finally {
+            table.unlock(bucket);
+        }
+    }
+
+    /**
+     * Checks that every live slot is in its key's chain and every chain reference is a live slot of
+     * the chain's bucket; the first breach as an {@link AssertionError}. Quiet caches only; for tests.
+     */
+    void checkChains() {
+        for (int slot = 1; slot < table.end(); slot++) {
+            long meta = lvMeta(table.slotPage(slot), table.valueIndex(slot));
+            if (count(meta) != 0 && table.positionOf(table.bucketOf(keyOf(meta)), slot) < 0) {
+                throw new AssertionError("live slot " + slot + " (key " + keyOf(meta) + ") is not in its chain");
+            }
+        }
+        for (int bucket = 0; bucket < table.bucketCount(); bucket++) {
+            for (int pos = 0; pos < table.length(bucket); pos++) {
+                int slot = table.slotOfRef(table.refAt(bucket, pos));
+                long meta = lvMeta(table.slotPage(slot), table.valueIndex(slot));
+                if (count(meta) == 0 || table.bucketOf(keyOf(meta)) != bucket) {
+                    throw new AssertionError("bucket " + bucket + " position " + pos + " holds slot " + slot
+                            + " (count " + count(meta) + ", key " + keyOf(meta) + ")");
+                }
+            }
+        }
+    }
+
+    /** The bucket of {@code key}. Package-private, for tests. */
+    int bucketOf(int key) {
+        return table.bucketOf(key);
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("cache is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CompactMbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", chainCap=" + chainCap
+                + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
+    }
+}

@@ -1,0 +1,471 @@
+package org.mbcache;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+
+/**
+ * The storage of {@link CompactMbCache}: bucket records and slots in primitive arrays allocated in
+ * pages, a lock-free free list of slots, and the lazily allocated identity table of the handle
+ * objects that the {@link DedupCache} methods hand out.
+ *
+ * <h2>Slots</h2>
+ * A slot is two {@code long}s side by side in a slot page ({@code 2^slotPageBits} slots a page, at
+ * most 2^14 slots, 256 KiB: below half of G1's smallest region, so no page is a humongous object): the value, then the <em>meta word</em>, the key in the upper 32 bits and the state in
+ * the lower 32: the reference count in bits 0-15, {@link #REFERENCED} (16), {@link #REUSABLE} (17),
+ * {@link #WAITERS} (18) and the slot's generation in bits 19-31 (13 bits, advanced each time the
+ * slot is handed to a new pair). Sixteen bytes at a 16-byte offset from the array's first element:
+ * the JVM aligns arrays to 8 bytes only, so a slot straddles two cache lines only where the page
+ * happens to start at an odd multiple of 8 (then one slot in four does). Count zero means free (or removed, or killed by close). Slot 0 is never
+ * used, so that a bucket reference of zero means "empty".
+ *
+ * <h2>Bucket records</h2>
+ * Eight {@code long}s a bucket, in pages of up to 2^12 buckets (256 KiB): the head word (bit 0 the lock bit,
+ * bits 1-63 a version that never wraps in practice), then seven longs that hold fourteen
+ * {@code int}s: the chain's length, then the references of the chain's first 13 entries, oldest
+ * first. A reference is the slot index in its low {@code slotBits} bits and a fingerprint of the
+ * entry's key (bits of the keyed hash below the bucket's) above. Positions 13 and up (the chain
+ * overflowed) live in an {@code int[]} of the bucket's ({@code overflow[b]}), read only under the
+ * bucket's lock bit. A record is 64 bytes, so it spans one or two cache lines (arrays are only
+ * 8-byte aligned by the JVM).
+ *
+ * <h2>Memory ordering</h2>
+ * Accessor names say the mode, JCTools-style: {@code lv} volatile load, {@code la} acquire load,
+ * {@code lp}/{@code sp} plain load and store, {@code so} release store, {@code cas}
+ * compare-and-set. Bucket contents (length, references, overflow arrays) are plain, written only by
+ * the holder of the bucket's lock bit, and read optimistically under the seqlock protocol of
+ * {@link Buckets} (acquire load of the version, plain loads, acquire fence, load of the version
+ * again); the lock CAS is an acquire, followed by a store-store fence, and the unlock a release
+ * store, exactly as there. The meta word is changed by CAS only once its slot is live; the one
+ * plain-ish write, the release store that makes a slot live ({@link #soMeta}), happens while the slot
+ * is free and owned by one creator, and nobody CASes a meta word whose count is zero (every CAS loop
+ * refuses count zero), except the claim that sets it to zero, which needs count one. Slot pages and
+ * handle pages are published by a release store into their directory and read with an acquire load
+ * (a racing optimistic reader may follow a reference into a page it has not seen yet: it finds
+ * {@code null} there and retries under the lock).
+ */
+final class CompactTable {
+
+    static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(long[][].class);
+    private static final VarHandle OBJECT_PAGES = MethodHandles.arrayElementVarHandle(Object[][].class);
+    private static final VarHandle OBJECTS = MethodHandles.arrayElementVarHandle(Object[].class);
+    private static final VarHandle FREE_HEAD;
+    private static final VarHandle NEXT_SLOT;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            FREE_HEAD = lookup.findVarHandle(CompactTable.class, "freeHead", long.class);
+            NEXT_SLOT = lookup.findVarHandle(CompactTable.class, "nextSlot", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    // The state half of a meta word.
+    static final int COUNT_MASK = 0xFFFF;
+    static final int REFERENCED = 1 << 16;
+    static final int REUSABLE = 1 << 17;
+    static final int WAITERS = 1 << 18;
+    static final int GENERATION_SHIFT = 19;
+    static final int GENERATION_MASK = 0x1FFF;
+
+    /** Longs a bucket record takes: the head word and seven longs of fourteen ints. */
+    static final int RECORD_LONGS = 8;
+    /** Chain positions held in the record itself; the rest are in the bucket's overflow array. */
+    static final int INLINE = 13;
+    /**
+     * 2^12 records a page: 256 KiB, under half of G1's smallest region (1 MiB), so a page is never
+     * a humongous object (those take whole regions, and a page of exactly half a region or more
+     * would waste up to half of what it takes).
+     */
+    private static final int BUCKET_PAGE_BITS = 12;
+    private static final long LOCKED = 1;
+
+    final int bucketBits;
+    final int slotBits;
+    final int slotMask;
+    private final int fingerprintBits;
+    final int slotPageBits;
+    private final int slotPageMask;
+    private final int bucketPageBits;
+    private final int bucketPageMask;
+    private final long multiplier;
+    private final long increment;
+
+    private final long[][] bucketPages;
+    private final int[][] overflow;
+    private final long[][] slotPages;
+    /** Handle objects by slot, a page allocated the first time a slot of it is handed out as an object. */
+    private final Object[][] handlePages;
+    /** Pages allocated under this lock (rare: once per page). */
+    private final Object pageLock = new Object();
+
+    /** The next never-used slot; slots below it have their page. */
+    private volatile int nextSlot = 1;
+    /** The free list: a tag in the upper 32 bits (against ABA), the top slot in the lower (0: empty). */
+    private volatile long freeHead;
+
+    CompactTable(int bucketBits, int slotBits, int slotPageBits, long[] seed) {
+        this.bucketBits = bucketBits;
+        this.slotBits = slotBits;
+        this.slotMask = (1 << slotBits) - 1;
+        this.fingerprintBits = 32 - slotBits;
+        this.slotPageBits = slotPageBits;
+        this.slotPageMask = (1 << slotPageBits) - 1;
+        this.bucketPageBits = Math.min(bucketBits, BUCKET_PAGE_BITS);
+        this.bucketPageMask = (1 << bucketPageBits) - 1;
+        this.multiplier = seed[0] | 1L;
+        this.increment = seed[1];
+        int buckets = 1 << bucketBits;
+        bucketPages = new long[buckets >>> bucketPageBits][];
+        for (int p = 0; p < bucketPages.length; p++) {
+            bucketPages[p] = new long[RECORD_LONGS << bucketPageBits];
+        }
+        overflow = new int[buckets][];
+        slotPages = new long[1 << (slotBits - slotPageBits)][];
+        handlePages = new Object[slotPages.length][];
+    }
+
+    int bucketCount() {
+        return 1 << bucketBits;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The keyed index (the same family and seed expansion as Buckets)
+    // ---------------------------------------------------------------------------------------------
+
+    private long keyedHash(int key) {
+        return multiplier * (key & 0xFFFF_FFFFL) + increment;
+    }
+
+    int bucketOf(int key) {
+        return bucketBits == 0 ? 0 : (int) (keyedHash(key) >>> (64 - bucketBits));
+    }
+
+    /** The key's fingerprint, in place above the slot bits of a reference. */
+    int fingerprintOf(int key) {
+        long bits = keyedHash(key) >>> (64 - bucketBits - fingerprintBits);
+        return (int) bits << slotBits;
+    }
+
+    int fingerprintOfRef(int ref) {
+        return ref & ~slotMask;
+    }
+
+    int slotOfRef(int ref) {
+        return ref & slotMask;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Bucket records: the lock bit and version
+    // ---------------------------------------------------------------------------------------------
+
+    private long[] recordPage(int b) {
+        return bucketPages[b >>> bucketPageBits];
+    }
+
+    private static int recordBase(int b, int mask) {
+        return (b & mask) * RECORD_LONGS;
+    }
+
+    /** Takes the lock bit (acquire CAS, then a store-store fence); returns the even version it took. */
+    long lock(int b) {
+        long[] page = recordPage(b);
+        int at = recordBase(b, bucketPageMask);
+        long word = (long) LONGS.getOpaque(page, at);
+        if ((word & LOCKED) != 0 || !LONGS.weakCompareAndSetAcquire(page, at, word, word + 1)) {
+            word = Buckets.lockContended(page, at);
+        }
+        VarHandle.storeStoreFence();
+        return word;
+    }
+
+    /** Drops the lock bit: a release store of the next even version. One load, one store. */
+    void unlock(int b) {
+        long[] page = recordPage(b);
+        int at = recordBase(b, bucketPageMask);
+        LONGS.setRelease(page, at, (long) LONGS.get(page, at) + 1);
+    }
+
+    /** The version an optimistic read starts from (acquire); odd while a holder is inside. */
+    long laVersion(int b) {
+        return (long) LONGS.getAcquire(recordPage(b), recordBase(b, bucketPageMask));
+    }
+
+    /** Whether no critical section began since {@code version} was read: an acquire fence, then the word again. */
+    boolean validate(int b, long version) {
+        VarHandle.acquireFence();
+        return (long) LONGS.getOpaque(recordPage(b), recordBase(b, bucketPageMask)) == version;
+    }
+
+    static boolean locked(long version) {
+        return (version & LOCKED) != 0;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Bucket records: the chain (plain; under the bit, or read optimistically and validated)
+    // ---------------------------------------------------------------------------------------------
+
+    /** Int {@code j} (0: length, 1-13: inline positions) of bucket {@code b}'s record. Plain. */
+    private int lpInt(int b, int j) {
+        long word = recordPage(b)[recordBase(b, bucketPageMask) + 1 + (j >>> 1)];
+        return (int) (word >>> ((j & 1) << 5));
+    }
+
+    private void spInt(int b, int j, int value) {
+        long[] page = recordPage(b);
+        int at = recordBase(b, bucketPageMask) + 1 + (j >>> 1);
+        int shift = (j & 1) << 5;
+        long word = page[at];
+        page[at] = (word & ~(0xFFFF_FFFFL << shift)) | ((value & 0xFFFF_FFFFL) << shift);
+    }
+
+    int length(int b) {
+        return lpInt(b, 0);
+    }
+
+    /** The reference at chain position {@code pos} (0 oldest). Plain; beyond {@link #INLINE}, under the bit only. */
+    int refAt(int b, int pos) {
+        return pos < INLINE ? lpInt(b, 1 + pos) : overflow[b][pos - INLINE];
+    }
+
+    private void setRefAt(int b, int pos, int ref) {
+        if (pos < INLINE) {
+            spInt(b, 1 + pos, ref);
+        } else {
+            overflow[b][pos - INLINE] = ref;
+        }
+    }
+
+    /**
+     * Makes room for one more reference in bucket {@code b}'s chain, allocating before anything
+     * changes (so a Throwable leaves the bucket as it was). Bit held.
+     */
+    void ensureRoom(int b) {
+        int length = length(b);
+        if (length < INLINE) {
+            return;
+        }
+        int[] spill = overflow[b];
+        int needed = length - INLINE + 1;
+        if (spill == null || spill.length < needed) {
+            int capacity = Math.max(8, spill == null ? 0 : spill.length * 2);
+            overflow[b] = spill == null ? new int[capacity] : Arrays.copyOf(spill, capacity);
+        }
+    }
+
+    /** Appends a reference as the newest. Bit held, {@link #ensureRoom} done. */
+    void addNewest(int b, int ref) {
+        int length = length(b);
+        setRefAt(b, length, ref);
+        spInt(b, 0, length + 1);
+    }
+
+    /** Removes the reference at {@code pos}, keeping the order of the others. Bit held. */
+    void removeAt(int b, int pos) {
+        int length = length(b);
+        for (int i = pos; i < length - 1; i++) {
+            setRefAt(b, i, refAt(b, i + 1));
+        }
+        setRefAt(b, length - 1, 0);
+        spInt(b, 0, length - 1);
+    }
+
+    /** The position of {@code slot} in bucket {@code b}'s chain, or -1. Bit held. */
+    int positionOf(int b, int slot) {
+        for (int pos = length(b) - 1; pos >= 0; pos--) {
+            if (slotOfRef(refAt(b, pos)) == slot) {
+                return pos;
+            }
+        }
+        return -1;
+    }
+
+    /** Empties the chain (close). Bit held. */
+    void clear(int b) {
+        int length = Math.min(length(b), INLINE);
+        for (int pos = 0; pos < length; pos++) {
+            spInt(b, 1 + pos, 0);
+        }
+        spInt(b, 0, 0);
+        overflow[b] = null;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Slots
+    // ---------------------------------------------------------------------------------------------
+
+    /** The page of {@code slot}, or {@code null} if this thread has not seen it published. Acquire. */
+    long[] laSlotPage(int slot) {
+        return (long[]) PAGES.getAcquire(slotPages, slot >>> slotPageBits);
+    }
+
+    /** The page of a slot known to be allocated (reached under a bucket bit, or through a held handle). */
+    long[] slotPage(int slot) {
+        long[] page = slotPages[slot >>> slotPageBits];
+        return page != null ? page : laSlotPage(slot);
+    }
+
+    /** Index of {@code slot}'s value in its page; its meta word is the next long. */
+    int valueIndex(int slot) {
+        return (slot & slotPageMask) << 1;
+    }
+
+    static long lvMeta(long[] page, int valueIndex) {
+        return (long) LONGS.getVolatile(page, valueIndex + 1);
+    }
+
+    static boolean casMeta(long[] page, int valueIndex, long expected, long updated) {
+        return LONGS.compareAndSet(page, valueIndex + 1, expected, updated);
+    }
+
+    /** Makes a free slot live (release: its value, written before, is visible to whoever sees it live). */
+    static void soMeta(long[] page, int valueIndex, long meta) {
+        LONGS.setRelease(page, valueIndex + 1, meta);
+    }
+
+    static int count(long meta) {
+        return (int) meta & COUNT_MASK;
+    }
+
+    static int generation(long meta) {
+        return ((int) meta >>> GENERATION_SHIFT) & GENERATION_MASK;
+    }
+
+    static int keyOf(long meta) {
+        return (int) (meta >>> 32);
+    }
+
+    /** The slots handed out so far, free ones included: the clock's range is {@code [1, end)}. */
+    int end() {
+        return nextSlot;
+    }
+
+    /**
+     * A free slot, popped from the free list or new at the end (its page allocated first, under the
+     * page lock; a Throwable there changes nothing); 0 if every slot up to {@code 2^slotBits} is in
+     * use. The slot's count is zero and it is owned by the caller until it makes it live or frees it.
+     */
+    int allocate() {
+        for (;;) {
+            long head = (long) FREE_HEAD.getVolatile(this);
+            int slot = (int) head;
+            if (slot == 0) {
+                break;
+            }
+            // The pusher wrote the link before its CAS; this thread's volatile load of the head saw
+            // that CAS. If the slot was popped and reused meanwhile, the link is garbage and the CAS
+            // below fails on the tag.
+            long[] page = slotPage(slot);
+            int next = (int) page[valueIndex(slot)];
+            if (FREE_HEAD.compareAndSet(this, head, ((head >>> 32) + 1) << 32 | (next & 0xFFFF_FFFFL))) {
+                return slot;
+            }
+        }
+        for (;;) {
+            int slot = nextSlot;
+            if (slot > slotMask) {
+                return 0;
+            }
+            ensureSlotPage(slot >>> slotPageBits);
+            if (NEXT_SLOT.compareAndSet(this, slot, slot + 1)) {
+                return slot;
+            }
+        }
+    }
+
+    private void ensureSlotPage(int p) {
+        if (PAGES.getAcquire(slotPages, p) != null) {
+            return;
+        }
+        synchronized (pageLock) {
+            if (slotPages[p] == null) {
+                PAGES.setRelease(slotPages, p, new long[2 << slotPageBits]);
+            }
+        }
+    }
+
+    /**
+     * Puts a slot whose count is zero on the free list. Allocation-free: the link goes into the slot's
+     * value word (plain; published by the CAS), and its handle object, if any, is forgotten.
+     */
+    void free(int slot) {
+        long[] page = slotPage(slot);
+        int at = valueIndex(slot);
+        Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, slot >>> slotPageBits);
+        if (handles != null) {
+            OBJECTS.setRelease(handles, slot & slotPageMask, null);
+        }
+        for (;;) {
+            long head = (long) FREE_HEAD.getVolatile(this);
+            page[at] = (int) head;
+            if (FREE_HEAD.compareAndSet(this, head, ((head >>> 32) + 1) << 32 | slot)) {
+                return;
+            }
+        }
+    }
+
+    /** Free slots on the list (walks it; for tests and the bench's accounting). Not concurrent-safe. */
+    int freeSlots() {
+        int n = 0;
+        for (int slot = (int) freeHead; slot != 0 && n <= slotMask; slot = (int) slotPage(slot)[valueIndex(slot)]) {
+            n++;
+        }
+        return n;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Handle objects
+    // ---------------------------------------------------------------------------------------------
+
+    /** The handle object stored for {@code slot}, or {@code null}. Acquire. */
+    Object laHandleObject(int slot) {
+        Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, slot >>> slotPageBits);
+        return handles == null ? null : OBJECTS.getAcquire(handles, slot & slotPageMask);
+    }
+
+    /**
+     * Stores {@code candidate} for {@code slot} unless {@code expected} was replaced meanwhile; returns
+     * the object now stored. May allocate the page (a Throwable then changes nothing).
+     */
+    Object casHandleObject(int slot, Object expected, Object candidate) {
+        int p = slot >>> slotPageBits;
+        Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, p);
+        if (handles == null) {
+            Object[] fresh = new Object[1 << slotPageBits];
+            handles = OBJECT_PAGES.compareAndSet(handlePages, p, null, fresh)
+                    ? fresh : (Object[]) OBJECT_PAGES.getAcquire(handlePages, p);
+        }
+        Object witness = OBJECTS.compareAndExchange(handles, slot & slotPageMask, expected, candidate);
+        return witness == expected ? candidate : witness;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Accounting
+    // ---------------------------------------------------------------------------------------------
+
+    /** Bytes held by the arrays (bucket records, overflow directory and arrays, slot and handle pages). */
+    long footprintBytes() {
+        long bytes = 16L + 4L * bucketPages.length + 16L + 4L * overflow.length
+                + 2 * (16L + 4L * slotPages.length);
+        for (long[] page : bucketPages) {
+            bytes += 16L + 8L * page.length;
+        }
+        for (int[] spill : overflow) {
+            if (spill != null) {
+                bytes += 16L + 4L * spill.length;
+            }
+        }
+        for (int p = 0; p < slotPages.length; p++) {
+            if (slotPages[p] != null) {
+                bytes += 16L + 8L * slotPages[p].length;
+            }
+            if (handlePages[p] != null) {
+                bytes += 16L + 4L * handlePages[p].length;
+            }
+        }
+        return bytes;
+    }
+}

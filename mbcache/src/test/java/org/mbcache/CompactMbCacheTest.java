@@ -1,0 +1,473 @@
+package org.mbcache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.mbcache.internal.Snapshots;
+
+/**
+ * What the contract tests cannot see of {@link CompactMbCache}: the primitive API and its handles,
+ * slot reuse, chains past the record's inline capacity, the chain cap, the clock and background
+ * reclaim's continuation, the slot bound and the footprint.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class CompactMbCacheTest {
+
+    private static final int KEY = 0x5EED_CAFE;
+
+    private static CompactMbCache cache(int bucketBits, long maxEntries) {
+        return CompactMbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries).executor(Runnable::run)
+                .hashSeed(42).build();
+    }
+
+    @Test
+    void thePrimitiveApiHandsOutHandlesWithKeyValueAndFlags() throws InterruptedException {
+        try (CompactMbCache cache = cache(4, 1024)) {
+            assertTrue(cache.create(KEY, 7, true));
+            long handle = cache.findFirstHandle(KEY);
+            assertNotEquals(CompactMbCache.NO_ENTRY, handle);
+            assertEquals(KEY, cache.key(handle));
+            assertEquals(7, cache.value(handle));
+            assertTrue(cache.reusable(handle));
+            cache.setReusable(handle, false);
+            assertFalse(cache.reusable(handle));
+            assertEquals(CompactMbCache.NO_ENTRY, cache.findFirstHandle(KEY));
+            long same = cache.getHandle(KEY, 7);
+            assertEquals(handle, same);
+            cache.release(same);
+            cache.touch(handle);
+            assertTrue(cache.waitUnused(handle, 0, TimeUnit.SECONDS));
+            cache.release(handle);
+            assertThrows(IllegalStateException.class, () -> cache.release(handle), "over-release");
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY, 7));
+            assertEquals(0, cache.size());
+            assertThrows(IllegalArgumentException.class, () -> cache.release(-5L));
+            assertThrows(IllegalArgumentException.class, () -> cache.release(1L << 50 | 1));
+        }
+    }
+
+    @Test
+    void aStaleHandleCannotTouchTheSlotsNextPair() {
+        try (CompactMbCache cache = cache(0, 1024)) {
+            cache.create(KEY, 1, true);
+            long stale = cache.getHandle(KEY, 1);
+            cache.release(stale);
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY, 1));
+            cache.create(KEY, 2, true); // the free list hands the same slot out again
+            long fresh = cache.getHandle(KEY, 2);
+            assertEquals((int) stale, (int) fresh, "the slot was reused");
+            assertNotEquals(stale, fresh, "with a new generation");
+            assertThrows(IllegalStateException.class, () -> cache.release(stale));
+            assertThrows(IllegalStateException.class, () -> cache.findNextHandle(stale));
+            assertThrows(IllegalStateException.class, () -> cache.value(stale));
+            cache.setReusable(stale, false); // ignored
+            assertTrue(cache.reusable(fresh));
+            assertFalse(cache.reusable(stale));
+            cache.release(fresh); // the stale release took nothing from it
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY, 2));
+            assertEquals(0, cache.size());
+        }
+    }
+
+    @Test
+    void theEntryObjectOfAReusedSlotIsANewOne() {
+        try (CompactMbCache cache = cache(0, 1024)) {
+            cache.create(KEY, 1, true);
+            CacheEntry first = cache.get(KEY, 1);
+            assertSame(first, cache.findFirst(KEY));
+            cache.release(first);
+            cache.release(first);
+            assertEquals(null, cache.deleteOrGet(KEY, 1));
+            cache.create(KEY, 2, true);
+            try (CacheEntry second = cache.get(KEY, 2)) {
+                assertNotEquals(first, second);
+                assertEquals(2, second.value());
+                assertEquals(1, first.value(), "a released entry keeps its pair");
+            }
+        }
+    }
+
+    @Test
+    void chainsLongerThanTheRecordKeepTheirOrderAndAreFound() {
+        try (CompactMbCache cache = cache(0, 1024)) {
+            for (long value = 0; value < 40; value++) {
+                assertTrue(cache.create(KEY + (int) (value % 3), value, true));
+            }
+            assertEquals(40, cache.chainLength(KEY));
+            for (long value = 0; value < 40; value++) {
+                assertFalse(cache.create(KEY + (int) (value % 3), value, true), "duplicate " + value);
+                long handle = cache.getHandle(KEY + (int) (value % 3), value);
+                assertNotEquals(CompactMbCache.NO_ENTRY, handle);
+                cache.release(handle);
+            }
+            List<Long> walk = new ArrayList<>();
+            for (long h = cache.findFirstHandle(KEY); h != CompactMbCache.NO_ENTRY; h = cache.findNextHandle(h)) {
+                walk.add(cache.value(h));
+            }
+            List<Long> expected = new ArrayList<>();
+            for (long value = 39; value >= 0; value--) {
+                if (value % 3 == 0) {
+                    expected.add(value);
+                }
+            }
+            assertEquals(expected, walk, "newest first");
+            for (long value = 0; value < 40; value += 2) {
+                assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY + (int) (value % 3), value));
+            }
+            assertEquals(20, cache.size());
+            assertEquals(20, cache.shrink(Long.MAX_VALUE));
+        }
+    }
+
+    @Test
+    void theChainCapReclaimsTheOldestUnheldAndSparesAReferencedOne() {
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(0).maxEntries(1024).chainCap(4)
+                .executor(Runnable::run).build()) {
+            for (long value = 0; value < 4; value++) {
+                cache.create(KEY, value, true);
+            }
+            long held = cache.getHandle(KEY, 0);
+            long touched = cache.getHandle(KEY, 1);
+            cache.touch(touched);
+            cache.release(touched);
+            cache.create(KEY, 4, true);
+            assertEquals(4, cache.chainLength(KEY));
+            assertNotEquals(CompactMbCache.NO_ENTRY, cache.getHandle(KEY, 0), "held");
+            long again = cache.getHandle(KEY, 1);
+            assertNotEquals(CompactMbCache.NO_ENTRY, again, "referenced: a second chance");
+            cache.release(again);
+            assertEquals(1, cache.stats().chainCapReclaims());
+            cache.release(held);
+            cache.release(held);
+        }
+    }
+
+    @Test
+    void backgroundReclaimContinuesUntilTheCountIsAtTheBound() {
+        java.util.ArrayDeque<Runnable> queued = new java.util.ArrayDeque<>();
+        CompactMbCache cache = CompactMbCache.builder().bucketBits(4).maxEntries(160).executor(queued::add).build();
+        try (cache) {
+            for (int key = 0; key < 300; key++) {
+                cache.create(key, key, true);
+            }
+            assertEquals(1, queued.size(), "one pass pending");
+            int passes = 0;
+            while (!queued.isEmpty()) {
+                queued.poll().run();
+                passes++;
+            }
+            assertTrue(cache.size() <= 160, "size " + cache.size());
+            assertTrue(passes >= 14, "passes of 10: " + passes);
+        }
+    }
+
+    @Test
+    void anExecutorThatThrowsGetsThePassRunOnTheCaller() {
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(4).maxEntries(64)
+                .executor(task -> {
+                    throw new RejectedExecutionException("injected");
+                }).build()) {
+            for (int key = 0; key < 1000; key++) {
+                cache.create(key, key, true);
+                assertTrue(cache.size() <= 128);
+            }
+            assertTrue(cache.stats().backgroundReclaimPasses() > 0);
+        }
+    }
+
+    @Test
+    void theClockFreesInCreationOrderWhileTheTableGrows() {
+        try (CompactMbCache cache = cache(4, 1024)) {
+            for (int key = 0; key < 100; key++) {
+                cache.create(key, key, true);
+            }
+            assertEquals(10, cache.shrink(10));
+            for (int key = 0; key < 100; key++) {
+                long h = cache.getHandle(key, key);
+                assertEquals(key >= 10, h != CompactMbCache.NO_ENTRY, "key " + key);
+                if (h != CompactMbCache.NO_ENTRY) {
+                    cache.release(h);
+                }
+            }
+        }
+    }
+
+    @Test
+    void slotsFreedAreReusedBeforeTheTableGrows() {
+        try (CompactMbCache cache = cache(6, 1 << 12)) {
+            for (int round = 0; round < 20; round++) {
+                for (int key = 0; key < 1000; key++) {
+                    cache.create(key, round, true);
+                }
+                cache.shrink(Long.MAX_VALUE);
+            }
+            long footprint = cache.footprintBytes();
+            for (int key = 0; key < 1000; key++) {
+                cache.create(key, 99, true);
+            }
+            assertEquals(footprint, cache.footprintBytes(), "no new page");
+            Set<Long> handles = new HashSet<>();
+            for (int key = 0; key < 1000; key++) {
+                long h = cache.getHandle(key, 99);
+                assertTrue(handles.add(h & 0xFFFF_FFFFL), "one slot per pair");
+                cache.release(h);
+            }
+        }
+    }
+
+    @Test
+    void aCreateBeyondEverySlotHeldIsRefused() {
+        try (CompactMbCache cache = cache(2, 16)) { // 2^12 slots
+            List<Long> held = new ArrayList<>();
+            IllegalStateException full = null;
+            for (int key = 0; key < 5000 && full == null; key++) {
+                try {
+                    cache.create(key, key, true);
+                } catch (IllegalStateException e) {
+                    full = e;
+                    break;
+                }
+                held.add(cache.getHandle(key, key));
+            }
+            assertNotNull(full, "the slot bound");
+            held.forEach(cache::release);
+            assertTrue(cache.create(-1, -1, true), "room again once released");
+        }
+    }
+
+    @Test
+    void randomOperationsKeepEveryLiveSlotInItsChain() {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(2).maxEntries(32).executor(Runnable::run)
+                .hashSeed(3).build()) {
+            List<Long> held = new ArrayList<>();
+            for (int step = 0; step < 200_000; step++) {
+                int key = random.nextInt(8);
+                long value = random.nextInt(16);
+                switch (random.nextInt(6)) {
+                    case 0, 1 -> cache.create(key, value, random.nextBoolean());
+                    case 2 -> {
+                        long h = cache.deleteOrGetHandle(key, value);
+                        if (h != CompactMbCache.NO_ENTRY) {
+                            cache.release(h);
+                        }
+                    }
+                    case 3 -> {
+                        long h = cache.getHandle(key, value);
+                        if (h != CompactMbCache.NO_ENTRY) {
+                            if (held.size() < 4) {
+                                held.add(h);
+                            } else {
+                                cache.touch(h);
+                                cache.release(h);
+                            }
+                        }
+                    }
+                    case 4 -> {
+                        if (!held.isEmpty()) {
+                            cache.release(held.remove(random.nextInt(held.size())));
+                        }
+                    }
+                    default -> cache.shrink(random.nextInt(8));
+                }
+                cache.checkChains();
+            }
+        }
+    }
+
+    @Test
+    void concurrentRandomOperationsKeepEveryLiveSlotInItsChain() throws Exception {
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(2).maxEntries(32).executor(Runnable::run)
+                .hashSeed(3).build()) {
+            Thread[] threads = new Thread[2];
+            java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+            for (int t = 0; t < threads.length; t++) {
+                int seed = t;
+                threads[t] = new Thread(() -> {
+                    java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+                    try {
+                        for (int step = 0; step < 300_000; step++) {
+                            int key = random.nextInt(8);
+                            long value = random.nextInt(16);
+                            switch (random.nextInt(5)) {
+                                case 0, 1 -> cache.create(key, value, true);
+                                case 2 -> {
+                                    long h = cache.deleteOrGetHandle(key, value);
+                                    if (h != CompactMbCache.NO_ENTRY) {
+                                        cache.release(h);
+                                    }
+                                }
+                                case 3 -> {
+                                    long h = cache.findFirstHandle(key);
+                                    if (h != CompactMbCache.NO_ENTRY) {
+                                        cache.release(h);
+                                    }
+                                }
+                                default -> cache.shrink(random.nextInt(4));
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+                threads[t].start();
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            cache.checkChains();
+        }
+    }
+
+    @Test
+    void theBuilderRefusesOtherCreateStrategiesAndBadOptions() {
+        assertThrows(IllegalArgumentException.class,
+                () -> CompactMbCache.builder().createStrategy(CreateStrategy.ALLOCATE_FIRST));
+        assertThrows(IllegalArgumentException.class, () -> CompactMbCache.builder().bucketBits(31));
+        assertThrows(IllegalArgumentException.class, () -> CompactMbCache.builder().maxEntries(0));
+        assertThrows(IllegalArgumentException.class, () -> CompactMbCache.builder().chainCap(0));
+        try (CompactMbCache cache = CompactMbCache.create(3)) {
+            assertEquals(64, cache.maxEntries());
+            assertEquals(MbCache.defaultChainCap(64, 3), cache.chainCap());
+            assertEquals(CreateStrategy.REQUEST_LIST, cache.createStrategy());
+        }
+    }
+
+    @Test
+    void theSameSeedPicksTheSameBucketsAsTheKernelPort() {
+        try (CompactMbCache compact = cache(10, 1024);
+             MbCache port = MbCache.builder().bucketBits(10).hashSeed(42).build()) {
+            for (int key = 0; key < 1000; key++) {
+                assertEquals(port.bucketOf(key * 7919), compact.bucketOf(key * 7919));
+            }
+        }
+    }
+
+    @Test
+    void memoryPressureShrinksACompactCache() {
+        try (CompactMbCache cache = cache(4, 1024)) {
+            for (int key = 0; key < 100; key++) {
+                cache.create(key, key, true);
+            }
+            assertTrue(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+            cache.onMemoryPressure();
+            assertEquals(50, cache.size());
+        }
+    }
+
+    @Test
+    void aCacheBuiltWithoutMemoryPressureReclaimIsNeverRegistered() {
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(4).memoryPressureReclaim(false).build()) {
+            assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+        }
+    }
+
+    /** The keys of a snapshot, in its order. */
+    private static List<Integer> snapshotKeys(CompactMbCache cache) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        cache.writeSnapshot(out);
+        List<Integer> keys = new ArrayList<>();
+        Snapshots.read(new ByteArrayInputStream(out.toByteArray()), Long.MAX_VALUE, (key, value, reusable) -> keys.add(key));
+        return keys;
+    }
+
+    @Test
+    void aSnapshotListsPairsFromTheClockHandInTheOrderItSweeps() throws IOException {
+        try (CompactMbCache cache = cache(4, 1024)) {
+            for (int key = 0; key < 10; key++) {
+                assertTrue(cache.create(key, key, true));
+            }
+            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), snapshotKeys(cache));
+            assertEquals(3, cache.shrink(3)); // frees keys 0-2; the hand stops before key 3's slot
+            assertTrue(cache.create(100, 100, true)); // reuses the slot the hand freed last
+            assertEquals(List.of(3, 4, 5, 6, 7, 8, 9, 100), snapshotKeys(cache));
+            assertEquals(1, cache.shrink(1));
+            assertFalse(org.mbcache.contract.Pairs.isCached(cache, 3, 3), "the snapshot's first pair is the next one reclaimed");
+        }
+    }
+
+    @Test
+    void aRestoredCacheReclaimsInTheSnapshotsOrder() throws IOException {
+        try (CompactMbCache cache = cache(4, 1024); CompactMbCache restored = cache(4, 1024)) {
+            for (int key = 0; key < 10; key++) {
+                assertTrue(cache.create(key, key, key % 2 == 0));
+            }
+            cache.shrink(4);
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            assertEquals(6, cache.writeSnapshot(out));
+            assertEquals(6, restored.readSnapshot(new ByteArrayInputStream(out.toByteArray())));
+            assertEquals(snapshotKeys(cache), snapshotKeys(restored));
+            assertEquals(1, restored.shrink(1));
+            assertFalse(org.mbcache.contract.Pairs.isCached(restored, 4, 4), "the oldest restored pair is reclaimed first");
+            assertTrue(org.mbcache.contract.Pairs.isCached(restored, 5, 5));
+        }
+    }
+
+    @Test
+    void aSnapshotThatACloseOvertakesFailsRatherThanEndingShort() {
+        CompactMbCache cache = cache(4, 1024);
+        for (int key = 0; key < 10; key++) {
+            cache.create(key, key, true);
+        }
+        OutputStream closing = new OutputStream() {
+            @Override
+            public void write(int b) {
+                cache.close();
+            }
+
+            @Override
+            public void write(byte[] bytes, int offset, int length) {
+                cache.close();
+            }
+        };
+        assertThrows(IllegalStateException.class, () -> cache.writeSnapshot(closing));
+    }
+
+    @Test
+    void aSnapshotStartedFromTheStreamOfAnotherIsASecondWalk() throws IOException {
+        try (CompactMbCache cache = cache(4, 1024)) {
+            for (int key = 0; key < 10; key++) {
+                cache.create(key, key, true);
+            }
+            List<Integer> inner = new ArrayList<>();
+            OutputStream nesting = new OutputStream() {
+                @Override
+                public void write(int b) {}
+
+                @Override
+                public void write(byte[] bytes, int offset, int length) {
+                    if (inner.isEmpty()) {
+                        try {
+                            inner.addAll(snapshotKeys(cache));
+                        } catch (IOException e) {
+                            throw new AssertionError(e);
+                        }
+                    }
+                }
+            };
+            assertEquals(10, cache.writeSnapshot(nesting));
+            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), inner);
+        }
+    }
+}
