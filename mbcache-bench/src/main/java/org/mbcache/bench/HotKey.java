@@ -22,8 +22,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * shares) in a cache that also holds the design load's 65,536 other pairs. A hit takes and gives
  * back a reference on that one entry, so this measures what threads that share an entry cost each
  * other; run it at 1 and 2 threads ({@code -t 1}, {@code -t 2}) and read the ratio. The kernel port
- * switches such an entry to per-stripe reference cells (hot mode, {@code MbCache.Entry}) after the
- * first contended acquires.
+ * ({@code MbCache}) switches such an entry to per-stripe reference cells (hot mode,
+ * {@code MbCache.Entry}) after the first contended acquires; the compact layout
+ * ({@code CompactMbCache}) counts every reference in the slot's state word.
  *
  * <p>The floors: {@link #chmGet}, a plain {@code ConcurrentHashMap} lookup of the hot key (nothing
  * written, so it scales perfectly), and {@link #chmCounted}, the same plus a reference taken and
@@ -45,7 +46,7 @@ public class HotKey {
     /** A DedupCache at the design load plus the hot pair, created last (so newest of its key). */
     @State(Scope.Benchmark)
     public static class HotCache {
-        @Param({Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.CAFFEINE})
+        @Param({Backends.MBCACHE, Backends.MBCACHE_ALLOCFIRST, Backends.COMPACT, Backends.CAFFEINE})
         public String backend;
 
         DedupCache cache;

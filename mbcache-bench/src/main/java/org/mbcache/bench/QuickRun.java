@@ -43,7 +43,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
 /**
  * The main job: the headline operations of the kernel port ({@code mbcache}) against the Caffeine
  * backend ({@code caffeine}), one thread, measured so that two consecutive runs on one 2-core
- * machine agree, in about 3 minutes.
+ * machine agree; then the hot-key section ({@link HotKeyRun}: one pair looked up by 1 and by 2
+ * threads) and the {@value #SCALE_SIZE}-entry group of the {@code scale} mode ({@link ScaleBench}:
+ * the compact layout, the kernel port and fastutil's map); about 4 minutes in all.
  *
  * <p>It runs {@value #ROUNDS} rounds; each round runs one JMH fork of every headline operation on
  * each backend, the two backends of an operation back to back (which goes first alternates from
@@ -55,7 +57,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  */
 final class QuickRun {
     /** Forks per row: one a round. */
-    static final int ROUNDS = 5;
+    static final int ROUNDS = 4;
     static final int WARMUP_ITERATIONS = 3;
     static final int WARMUP_MS = 200;
     static final int MEASURE_ITERATIONS = 5;
@@ -68,8 +70,16 @@ final class QuickRun {
     static final double FORK_OVERHEAD_S = 1.2;
     /** The whole job's budget, seconds; the measurement's share is {@link #MEASUREMENT_BUDGET_S}. */
     static final double BUDGET_S = 240;
-    /** What the plan may spend on forks. */
-    static final double MEASUREMENT_BUDGET_S = 210;
+    /** What the plan may spend on measuring: the paired rounds and the two sections after them. */
+    static final double MEASUREMENT_BUDGET_S = 232;
+    /** Entries of the {@code scale} group the main job shows. */
+    static final long SCALE_SIZE = 1_000_000;
+    /** The {@code scale} backends the main job shows: the two kernel-port layouts and the primitive-map floor. */
+    static final List<String> SCALE_BACKENDS = List.of(Backends.COMPACT, Backends.MBCACHE, "fastutil");
+    /** One {@code scale} child at {@link #SCALE_SIZE} without its GC line, measured on a 2-CPU VM, with a margin. */
+    static final double SCALE_CHILD_S = 12;
+    /** Seconds kept for the sections after the paired rounds: the hot key and the scale group. */
+    static final double SECTIONS_S = HotKeyRun.PLANNED_S + SCALE_BACKENDS.size() * SCALE_CHILD_S;
     /** The forks' JVM options: a fixed, pre-touched heap, so no fork resizes its heap while it measures. */
     static final String[] FORK_JVM = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"};
     /** The two backends compared, kernel port first. */
@@ -145,7 +155,7 @@ final class QuickRun {
         return false;
     }
 
-    /** Forks in the whole job. */
+    /** Forks of the paired rounds. */
     static int forks() {
         return ROUNDS * HEADLINES.size() * BACKENDS.size();
     }
@@ -155,18 +165,18 @@ final class QuickRun {
         return FORK_OVERHEAD_S + (WARMUP_ITERATIONS * WARMUP_MS + MEASURE_ITERATIONS * MEASURE_MS) / 1000.0;
     }
 
-    /** The plan's estimate of the whole job, in seconds. */
+    /** The plan's estimate of the whole job, in seconds: the paired rounds and the sections. */
     static double plannedSeconds() {
-        return forks() * secondsPerFork();
+        return forks() * secondsPerFork() + SECTIONS_S;
     }
 
     static String runNote() {
         return String.format(Locale.ROOT, "%d rows (%d operations x %s), 1 thread, %d forks a row (one a round, the backends "
                         + "of an operation back to back), each %d x %d ms warm-up + %d x %d ms measurement, fork JVM %s, "
-                        + "-prof gc; %d forks, planned ~%.0f s",
+                        + "-prof gc; %d forks; then %d hot-key forks and %d scale children at %,d entries; planned ~%.0f s",
                 HEADLINES.size() * BACKENDS.size(), HEADLINES.size(), String.join(" and ", BACKENDS), ROUNDS,
                 WARMUP_ITERATIONS, WARMUP_MS, MEASURE_ITERATIONS, MEASURE_MS, String.join(" ", FORK_JVM), forks(),
-                plannedSeconds());
+                HotKeyRun.FORKS, SCALE_BACKENDS.size(), SCALE_SIZE, plannedSeconds());
     }
 
     /** The options of one fork of a headline on a backend. */
@@ -246,7 +256,7 @@ final class QuickRun {
                 }
             }
         }
-        ProgressFormat progress = new ProgressFormat(out, tsc, forks(), start);
+        ProgressFormat progress = new ProgressFormat(out, tsc, forks() + HotKeyRun.FORKS, start);
         int roundsRun = 0;
         String stoppedBecause = "";
         rounds:
@@ -287,13 +297,36 @@ final class QuickRun {
         for (int h = 0; h < n; h++) {
             rows.add(new PairedComparison(HEADLINES.get(h).operation(), ns[h][0], ns[h][1], bytes[h][0], bytes[h][1]));
         }
+        List<HotKeyRun.Cell> hot = List.of();
+        if (!stoppedBecause.contains("another JMH run")) {
+            out.println();
+            out.println("Hot key: every thread looks up one pair, at 1 and 2 threads");
+            try {
+                hot = HotKeyRun.run(progress, out);
+            } catch (OtherJmhRunning e) {
+                out.println(e.getMessage());
+                stoppedBecause += "; hot-key section stopped: another JMH run started on this machine";
+            }
+        }
+        out.println();
+        out.println("Scale: " + String.join(", ", SCALE_BACKENDS) + " at " + SCALE_SIZE + " entries");
+        List<Map<String, String>> scale;
+        try {
+            scale = ScaleBench.run(List.of(SCALE_SIZE), SCALE_BACKENDS, out, false);
+        } catch (Exception e) {
+            out.println("scale section failed: " + e);
+            scale = List.of();
+        }
         double wall = (System.nanoTime() - start) / 1e9;
         String note = runNote() + stoppedBecause + "; load average (1 min) " + loadAtStart + " at the start, "
                 + Report.loadAverage() + " at the end, on " + Runtime.getRuntime().availableProcessors() + " CPUs";
         String report = QuickReport.markdown(machine, note, rows)
+                + (hot.isEmpty() ? "" : "\n" + HotKeyRun.markdown(hot))
+                + (scale.isEmpty() ? "" : "\n## Scale: " + String.format(Locale.ROOT, "%,d", SCALE_SIZE)
+                        + " entries (the `scale` mode's group, without its GC line)\n\n" + ScaleBench.table(scale))
                 + String.format(Locale.ROOT, "%nWall time of this run: %.0f s (planned ~%.0f s).%n", wall, plannedSeconds());
         Path json = dir.resolve("main-job.json");
-        writeJson(json, machine, rows, iterations);
+        writeJson(json, machine, rows, iterations, hot, scale);
         Files.writeString(dir.resolve("results.md"), report, StandardCharsets.UTF_8);
         out.println();
         out.println(report);
@@ -304,14 +337,14 @@ final class QuickRun {
     /**
      * Whether round {@code round} (0-based) may start {@code elapsedSeconds} into the job: the first
      * {@link PairedComparison#MIN_ROUNDS} always run; a later one only if, at the pace of the rounds
-     * so far, it ends within {@link #BUDGET_S} less a margin for the report.
+     * so far, it ends within {@link #BUDGET_S} less the sections' time and a margin for the report.
      */
     static boolean anotherRoundFits(int round, double elapsedSeconds) {
         if (round < PairedComparison.MIN_ROUNDS) {
             return true;
         }
         double perRound = elapsedSeconds / round;
-        return elapsedSeconds + perRound <= BUDGET_S - REPORT_MARGIN_S;
+        return elapsedSeconds + perRound <= BUDGET_S - SECTIONS_S - REPORT_MARGIN_S;
     }
 
     /** Seconds left at the end for the report and the JVM's exit. */
@@ -355,7 +388,8 @@ final class QuickRun {
      *
      * @param iterations per headline, backend and round: the fork's measurement iterations, ns/op
      */
-    static void writeJson(Path file, String machine, List<PairedComparison> rows, double[][][][] iterations) throws IOException {
+    static void writeJson(Path file, String machine, List<PairedComparison> rows, double[][][][] iterations,
+                          List<HotKeyRun.Cell> hot, List<Map<String, String>> scale) throws IOException {
         List<Map<String, Object>> out = new ArrayList<>();
         for (int h = 0; h < rows.size(); h++) {
             PairedComparison r = rows.get(h);
@@ -378,6 +412,8 @@ final class QuickRun {
         root.put("machine", machine);
         root.put("run", runNote());
         root.put("rows", out);
+        root.put("hotKey", hot);
+        root.put("scale", scale);
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), root);
     }
 

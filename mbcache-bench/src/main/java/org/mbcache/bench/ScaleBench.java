@@ -97,11 +97,24 @@ public final class ScaleBench {
         if (backends.isEmpty()) {
             backends.addAll(BACKENDS);
         }
+        System.out.println();
+        System.out.println(table(run(sizes, backends, System.out, true)));
+    }
+
+    /**
+     * One child JVM per size and backend, in that order, echoing their output to {@code echo}.
+     *
+     * @param gcLine whether each child also churns for 3 s for its GC line
+     * @return the children's result rows (a child that failed leaves none)
+     * @throws Exception if a child cannot be started
+     */
+    static List<Map<String, String>> run(List<Long> sizes, List<String> backends, PrintStream echo, boolean gcLine)
+            throws Exception {
         List<Map<String, String>> rows = new ArrayList<>();
         for (long n : sizes) {
             for (String backend : backends) {
                 long heapMb = Math.max(256, 2 * (n * expectedBytesPerEntry(backend) >> 20) + 128);
-                System.out.println("# scale " + backend + " n=" + n + " -Xmx" + heapMb + "m");
+                echo.println("# scale " + backend + " n=" + n + " -Xmx" + heapMb + "m");
                 PrintStream capture = new PrintStream(OutputStream.nullOutputStream()) {
                     @Override
                     public void println(String line) {
@@ -109,15 +122,14 @@ public final class ScaleBench {
                         if (text.startsWith(PREFIX)) {
                             rows.add(parse(text.substring(PREFIX.length())));
                         }
-                        System.out.println(line);
+                        echo.println(line);
                     }
                 };
-                QuickRun.childJvm(Child.class, List.of("-Xms" + heapMb + "m", "-Xmx" + heapMb + "m"),
-                        List.of(backend, Long.toString(n)), line -> { }, capture);
+                QuickRun.childJvm(Child.class, List.of("-Xms" + heapMb + "m", "-Xmx" + heapMb + "m", "-XX:+AlwaysPreTouch"),
+                        List.of(backend, Long.toString(n), Boolean.toString(gcLine)), line -> { }, capture);
             }
         }
-        System.out.println();
-        System.out.println(table(rows));
+        return rows;
     }
 
     private static Map<String, String> parse(String fields) {
@@ -353,11 +365,12 @@ public final class ScaleBench {
         /**
          * Measures and prints one result line.
          *
-         * @param args {@code BACKEND N}
+         * @param args {@code BACKEND N [GC_LINE]} ({@code GC_LINE}: {@code false} skips the GC line)
          */
         public static void main(String[] args) {
             String backend = args[0];
             long n = Long.parseLong(args[1]);
+            boolean gcLine = args.length < 3 || Boolean.parseBoolean(args[2]);
             int mask = OPS - 1;
             java.util.SplittableRandom random = new java.util.SplittableRandom(42);
             int[] hits = new int[OPS];
@@ -411,7 +424,9 @@ public final class ScaleBench {
                 }
                 return 0;
             });
-            gcLine(row, subject, next, n);
+            if (gcLine) {
+                gcLine(row, subject, next, n);
+            }
             subject.close();
             StringBuilder line = new StringBuilder(PREFIX);
             row.forEach((k, v) -> line.append(k).append('=').append(v).append(' '));
