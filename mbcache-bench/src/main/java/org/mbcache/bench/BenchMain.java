@@ -22,7 +22,8 @@ import org.mbcache.examples.SharedBlockStore;
  * {@code java -jar mbcache-bench.jar [command]}:
  * <ul>
  *   <li>no argument: the main job ({@link QuickRun}): the headline operations of mbcache against caffeine,
- *       with how sure each ratio is, results in {@code mbcache-bench/results/};</li>
+ *       with how sure each ratio is, then the hot-key section and the scale group at 10^6 entries,
+ *       results in {@code mbcache-bench/results/};</li>
  *   <li>{@code jmh ARGS...}: JMH itself with ARGS (the full suite: {@code jmh}; {@code jmh -l};
  *       {@code jmh Micro.findFirstHit -f 3 -t 2}); adds {@code -prof gc} and a JSON result file
  *       unless ARGS choose their own, then prints the table;</li>
@@ -103,7 +104,7 @@ public final class BenchMain {
 
     static void usage() {
         System.out.println(String.join("\n",
-                "usage: java -jar mbcache-bench.jar               main job: mbcache vs caffeine, headline operations (~3 min)",
+                "usage: java -jar mbcache-bench.jar               main job: mbcache vs caffeine, hot key, scale 10^6 (~4 min)",
                 "       java -jar mbcache-bench.jar jmh [JMH args]  JMH itself: the full suite, or e.g. -l, 'Micro.findFirstHit -f 3 -t 2'",
                 "       java -jar mbcache-bench.jar table FILE.json...  table + targets + chart from JMH JSON",
                 "       java -jar mbcache-bench.jar memory [BACKEND...]  retained bytes per entry (JOL + heap delta)",
