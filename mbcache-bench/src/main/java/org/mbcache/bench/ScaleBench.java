@@ -44,7 +44,8 @@ import org.mbcache.DedupCache;
  * </ul>
  * Backends: every {@link org.mbcache.testing.Backend} label (the compact layout as
  * {@code compact}, through its primitive API, and {@code compact-api}, through {@link DedupCache}),
- * {@code chm} and {@code fastutil}. Timings on a shared machine are indicative; compare ratios
+ * {@code chm}, {@code fastutil} and {@code fastutil-counted} (fastutil's lookup plus a reference
+ * count, {@link FastutilCounted}). Timings on a shared machine are indicative; compare ratios
  * from one run.
  */
 public final class ScaleBench {
@@ -53,7 +54,8 @@ public final class ScaleBench {
 
     /** The prefix of a child JVM's result line. */
     static final String PREFIX = "SCALE ";
-    static final List<String> BACKENDS = List.of("compact", "compact-api", "mbcache", "caffeine", "chm", "fastutil");
+    static final List<String> BACKENDS =
+            List.of("compact", "compact-api", "mbcache", "caffeine", "chm", "fastutil", "fastutil-counted");
     private static final int OPS = 1 << 20;
     private static final int ROUNDS = 5;
 
@@ -66,6 +68,8 @@ public final class ScaleBench {
                 return 80;
             case "fastutil":
                 return 40;
+            case "fastutil-counted":
+                return 72;
             case "chm":
             case "mbcache":
             case "mbcache-allocfirst":
@@ -161,6 +165,8 @@ public final class ScaleBench {
             Map<String, Map<String, String>> at = new LinkedHashMap<>();
             rows.stream().filter(r -> r.get("n").equals(n)).forEach(r -> at.put(r.get("backend"), r));
             ratio(out, n, at, "compact", "hit", "fastutil", "hit", "hit / fastutil get (target <= 1.5)");
+            ratio(out, n, at, "compact", "hit", "fastutil-counted", "hit",
+                    "hit / fastutil get + a reference taken and given back (the counted floor)");
             ratio(out, n, at, "compact", "miss", "fastutil", "miss", "miss / fastutil get (target <= 1.5)");
             ratio(out, n, at, "mbcache", "hit", "compact", "hit", "mbcache hit / compact hit (target >= 3 at 1e7)");
             ratio(out, n, at, "compact", "churn", "fastutil", "churn", "churn / fastutil put-new-remove-oldest (target <= 2)");
@@ -294,7 +300,7 @@ public final class ScaleBench {
         }
     }
 
-    static final class Fastutil extends Subject {
+    static class Fastutil extends Subject {
         final Int2LongOpenHashMap map;
 
         Fastutil(long n) {
@@ -324,6 +330,45 @@ public final class ScaleBench {
         }
     }
 
+    /**
+     * The floor of a hit under a reference-counting contract: fastutil's lookup, then a reference
+     * taken and given back by CAS on a count word in a line of its own chosen by the key (as a
+     * cache's slot or entry would be). A locked instruction orders the loads around it, so
+     * lookups no longer overlap their memory misses as plain {@code get}s do: this row shows what
+     * the count alone costs at each size.
+     */
+    static final class FastutilCounted extends Fastutil {
+        private static final java.lang.invoke.VarHandle COUNT =
+                java.lang.invoke.MethodHandles.arrayElementVarHandle(long[].class);
+        /** One count word per 16 bytes (a compact slot's size), {@code n} rounded up to a power of two of them. */
+        final long[] counts;
+        final int mask;
+
+        FastutilCounted(long n) {
+            super(n);
+            int words = Integer.highestOneBit((int) Math.min(1 << 28, Math.max(2, n)) - 1) << 1;
+            counts = new long[words * 2];
+            mask = words - 1;
+        }
+
+        @Override
+        int lookup(int key) {
+            long value = map.get(key);
+            if (value == Long.MIN_VALUE) {
+                return 0;
+            }
+            int at = (int) ((key * 0x9E37_79B9L) >>> 7 & mask) << 1;
+            long c;
+            do {
+                c = (long) COUNT.getVolatile(counts, at);
+            } while (!COUNT.compareAndSet(counts, at, c, c + 1));
+            do {
+                c = (long) COUNT.getVolatile(counts, at);
+            } while (!COUNT.compareAndSet(counts, at, c, c - 1));
+            return 1;
+        }
+    }
+
     /** log2 of a bucket count that keeps at most {@code load} entries a bucket at {@code n}. */
     static int bucketBits(long n, int load) {
         long buckets = Math.max(1, (n + load - 1) / load);
@@ -348,6 +393,8 @@ public final class ScaleBench {
                 return new Chm(n);
             case "fastutil":
                 return new Fastutil(n);
+            case "fastutil-counted":
+                return new FastutilCounted(n);
             default:
                 return new Dedup(Backends.dedup(backend, bucketBits(n, 16), n, Runnable::run));
         }
