@@ -4,22 +4,25 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.mbcache.internal.Saturating;
 
 /**
  * The reclaim triggers of a create and the background reclaim they start (kernel
  * {@code mb_cache_entry_create}'s first lines, {@code c_shrink_work} and
  * {@code mb_cache_shrink_worker}), for both layouts of the kernel port: {@link MbCache} and
- * {@link CompactMbCache} each build one, as an anonymous subclass that runs a reclaim pass of the
- * layout ({@link #reclaim}) and tells whether the cache is closed ({@link #closed}). Everything
- * else, and the argument below, is the same for both.
+ * {@link CompactMbCache} each build one with what differs between them, a reclaim pass of the
+ * layout ({@link Reclaimer}) and whether the cache is closed. Everything else, and the argument
+ * below, is the same for both.
  *
  * <p><b>Data.</b> The cache's entry count (read, never written here), its {@code maxEntries} and
  * {@code 2 * maxEntries}; {@link #pendingPass}, the task handed to the executor and not yet ended,
  * or null (kernel: {@code c_shrink_work} queued); {@link #continuingOn}, the thread inside
  * {@code execute} handing a continuation over, or null; and one {@link Pass} object per hand-over to
  * the executor, carrying when it was handed over and whether a run of it started. A create below
- * the bound allocates nothing here; each hand-over allocates its one {@code Pass}.
+ * the bound allocates nothing here and calls neither hook of the layout: it loads this object from
+ * its cache, the entry count's estimate, and (near the bound) {@code pendingPass}. Each hand-over
+ * allocates its one {@code Pass}.
  *
  * <p><b>Why passes go on.</b> The kernel's worker frees one batch and waits for a later create to
  * queue it again, so a writer whose bursts add more than a batch takes the cache to twice the bound,
@@ -93,7 +96,7 @@ import org.mbcache.internal.Saturating;
  * needs anyway; opaque would be enough, and would save one fence per hand-over, which is not worth a
  * second access mode. The failure-logged flag is plain: a race logs at worst two warnings.
  */
-abstract class BackgroundReclaim {
+final class BackgroundReclaim {
 
     /** A pending background pass older than this when the synchronous threshold is hit is handed over again. */
     static final long STALE_PASS_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -127,6 +130,10 @@ abstract class BackgroundReclaim {
     private final long batch;
     /** The cache's logger, so that its executor's failures are logged under its name. */
     private final System.Logger logger;
+    /** The cache's reclaim pass. */
+    private final Reclaimer reclaimer;
+    /** Whether the cache was closed. */
+    private final BooleanSupplier closed;
 
     /** The task handed to the executor and not yet ended, or null; see the class comment. */
     private volatile Pass pendingPass;
@@ -142,27 +149,35 @@ abstract class BackgroundReclaim {
      * @param entryCount the cache's entry count
      * @param maxEntries the cache's bound, positive
      * @param logger where an executor's failure is logged
+     * @param reclaimer the cache's reclaim pass
+     * @param closed whether the cache was closed
      */
-    BackgroundReclaim(Executor executor, EntryCount entryCount, long maxEntries, System.Logger logger) {
+    BackgroundReclaim(Executor executor, EntryCount entryCount, long maxEntries, System.Logger logger,
+                      Reclaimer reclaimer, BooleanSupplier closed) {
         this.executor = executor;
         this.entryCount = entryCount;
         this.maxEntries = maxEntries;
         this.synchronousThreshold = Saturating.twice(maxEntries);
         this.batch = Math.max(1, maxEntries / MbCache.SHRINK_DIVISOR);
         this.logger = logger;
+        this.reclaimer = reclaimer;
+        this.closed = closed;
     }
 
-    /**
-     * One reclaim pass of the cache over up to {@code nrToScan} entries (kernel
-     * {@code mb_cache_shrink}), counted in the cache's statistics and flight-recorder events as a
-     * pass of {@code kind}.
-     *
-     * @return the number of entries freed
-     */
-    abstract long reclaim(long nrToScan, ReclaimPassEvent.Kind kind);
-
-    /** {@return whether the cache was closed} */
-    abstract boolean closed();
+    /** A layout's reclaim pass (its {@code reclaim} method). */
+    @FunctionalInterface
+    interface Reclaimer {
+        /**
+         * One reclaim pass of the cache over up to {@code nrToScan} entries (kernel
+         * {@code mb_cache_shrink}), counted in the cache's statistics and flight-recorder events as
+         * a pass of {@code kind}.
+         *
+         * @param nrToScan the most entries the pass looks at
+         * @param kind why the pass runs
+         * @return the number of entries freed
+         */
+        long reclaim(long nrToScan, ReclaimPassEvent.Kind kind);
+    }
 
     // ------------------------------------------------------------------------------------------
     // The create's triggers
@@ -206,7 +221,7 @@ abstract class BackgroundReclaim {
         schedule();
         if (count >= synchronousThreshold) {
             resubmitStale();
-            reclaim(MbCache.SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
+            reclaimer.reclaim(MbCache.SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
         }
     }
 
@@ -299,8 +314,8 @@ abstract class BackgroundReclaim {
         }
         boolean settled = false; // replaced or cleared here: the finally leaves the field alone
         try {
-            if (!closed()) {
-                long freed = reclaim(batch, ReclaimPassEvent.Kind.BACKGROUND);
+            if (!closed.getAsBoolean()) {
+                long freed = reclaimer.reclaim(batch, ReclaimPassEvent.Kind.BACKGROUND);
                 if (freed > 0 && lvContinuingOn() != Thread.currentThread()) {
                     if (atTheBound()) {
                         settled = handOverNextPass(pass);
@@ -323,7 +338,7 @@ abstract class BackgroundReclaim {
     private boolean atTheBound() {
         long estimate = entryCount.estimate();
         long count = entryCount.decides(estimate, maxEntries) ? estimate : entryCount.snapshot();
-        return !closed() && count >= maxEntries;
+        return !closed.getAsBoolean() && count >= maxEntries;
     }
 
     /**

@@ -216,28 +216,18 @@ public final class CompactMbCache implements DedupCache {
     private long requestedReclaimPasses;
 
     private CompactMbCache(Builder builder) {
-        this.bucketBits = builder.bucketBits;
-        this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries
-                : (1L << bucketBits) * DEFAULT_ENTRIES_PER_BUCKET;
-        this.chainCap = builder.chainCap > 0 ? builder.chainCap : MbCache.defaultChainCap(maxEntries, bucketBits);
+        KernelPortOptions options = builder.options;
+        this.bucketBits = options.bucketBits();
+        this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
+        this.chainCap = options.chainCap(maxEntries);
         long slotsWanted = 4 * Math.min(maxEntries, 1L << 30);
         int slotBits = Math.max(12, Math.min(30, 64 - Long.numberOfLeadingZeros(slotsWanted - 1)));
         int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
-        this.table = new CompactTable(bucketBits, slotBits, Math.min(pageBits, slotBits), Buckets.seed(builder.hashSeed));
+        this.table = new CompactTable(bucketBits, slotBits, Math.min(pageBits, slotBits), Buckets.seed(options.hashSeed()));
         this.entryCount = new EntryCount(maxEntries);
-        Executor executor = builder.executor != null ? builder.executor : MbCache.defaultExecutor();
-        this.backgroundReclaim = new BackgroundReclaim(executor, entryCount, maxEntries, LOGGER) {
-            @Override
-            long reclaim(long nrToScan, ReclaimPassEvent.Kind kind) {
-                return CompactMbCache.this.reclaim(nrToScan, kind);
-            }
-
-            @Override
-            boolean closed() {
-                return closed;
-            }
-        };
-        this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
+        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, LOGGER,
+                this::reclaim, () -> closed);
+        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(this) : null;
     }
 
     /**
@@ -267,20 +257,9 @@ public final class CompactMbCache implements DedupCache {
      * the same way. Not thread-safe; each {@link #build()} makes a new cache.
      */
     public static final class Builder {
-        private int bucketBits = MbCache.DEFAULT_BUCKET_BITS;
-        private long maxEntries;
-        private Executor executor;
-        private Long hashSeed;
-        private int chainCap;
-        private boolean memoryPressureReclaim = true;
+        private final KernelPortOptions options = new KernelPortOptions();
 
         private Builder() {}
-
-        private static void require(boolean valid, String what, long was) {
-            if (!valid) {
-                throw new IllegalArgumentException(what + ", was " + was);
-            }
-        }
 
         /**
          * log2 of the bucket count, as {@code MbCache.Builder.bucketBits}; default 10. The table
@@ -291,8 +270,7 @@ public final class CompactMbCache implements DedupCache {
          * @throws IllegalArgumentException if outside {@code [0, 30]}
          */
         public Builder bucketBits(int bucketBits) {
-            require(bucketBits >= 0 && bucketBits <= MbCache.MAX_BUCKET_BITS, "bucketBits must be in [0, 30]", bucketBits);
-            this.bucketBits = bucketBits;
+            options.bucketBits(bucketBits);
             return this;
         }
 
@@ -304,8 +282,7 @@ public final class CompactMbCache implements DedupCache {
          * @throws IllegalArgumentException if not positive
          */
         public Builder maxEntries(long maxEntries) {
-            require(maxEntries > 0, "maxEntries must be positive", maxEntries);
-            this.maxEntries = maxEntries;
+            options.maxEntries(maxEntries);
             return this;
         }
 
@@ -317,7 +294,7 @@ public final class CompactMbCache implements DedupCache {
          * @throws NullPointerException if {@code executor} is null
          */
         public Builder executor(Executor executor) {
-            this.executor = Objects.requireNonNull(executor, "executor");
+            options.executor(executor);
             return this;
         }
 
@@ -330,8 +307,10 @@ public final class CompactMbCache implements DedupCache {
          * @throws IllegalArgumentException for any other strategy
          */
         public Builder createStrategy(CreateStrategy createStrategy) {
-            Objects.requireNonNull(createStrategy, "createStrategy");
-            require(createStrategy == CreateStrategy.REQUEST_LIST, "only REQUEST_LIST is supported", createStrategy.ordinal());
+            options.createStrategy(createStrategy);
+            if (createStrategy != CreateStrategy.REQUEST_LIST) {
+                throw new IllegalArgumentException("only REQUEST_LIST is supported, was " + createStrategy);
+            }
             return this;
         }
 
@@ -343,7 +322,7 @@ public final class CompactMbCache implements DedupCache {
          * @return this builder
          */
         public Builder hashSeed(long hashSeed) {
-            this.hashSeed = hashSeed;
+            options.hashSeed(hashSeed);
             return this;
         }
 
@@ -355,8 +334,7 @@ public final class CompactMbCache implements DedupCache {
          * @throws IllegalArgumentException if {@code chainCap < 1}
          */
         public Builder chainCap(int chainCap) {
-            require(chainCap >= 1, "chainCap must be at least 1", chainCap);
-            this.chainCap = chainCap;
+            options.chainCap(chainCap);
             return this;
         }
 
@@ -370,7 +348,7 @@ public final class CompactMbCache implements DedupCache {
          * @return this builder
          */
         public Builder memoryPressureReclaim(boolean enabled) {
-            this.memoryPressureReclaim = enabled;
+            options.memoryPressureReclaim(enabled);
             return this;
         }
 

@@ -215,6 +215,8 @@ public final class MbCache implements DedupCache {
     static final int MAX_BUCKET_BITS = 30;
     /** Default {@code bucketBits}: ext4's. */
     static final int DEFAULT_BUCKET_BITS = 10;
+    /** Default {@code maxEntries}, per bucket. */
+    private static final int DEFAULT_ENTRIES_PER_BUCKET = 16;
     /** The smallest default chain cap, whatever the load. */
     static final int MIN_DEFAULT_CHAIN_CAP = 32;
 
@@ -993,26 +995,17 @@ public final class MbCache implements DedupCache {
     private long requestedReclaimPasses;
 
     private MbCache(Builder builder) {
-        this.bucketBits = builder.bucketBits;
-        this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries : (1L << bucketBits) << 4;
-        this.chainCap = builder.chainCap > 0 ? builder.chainCap : defaultChainCap(maxEntries, bucketBits);
-        this.createStrategy = builder.createStrategy;
+        KernelPortOptions options = builder.options;
+        this.bucketBits = options.bucketBits();
+        this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
+        this.chainCap = options.chainCap(maxEntries);
+        this.createStrategy = options.createStrategy();
         this.lru = new Lru(deadEntriesBatch(maxEntries));
         this.entryCount = new EntryCount(maxEntries);
-        Executor executor = builder.executor != null ? builder.executor : ReclaimThread.EXECUTOR;
-        this.backgroundReclaim = new BackgroundReclaim(executor, entryCount, maxEntries, LOGGER) {
-            @Override
-            long reclaim(long nrToScan, ReclaimPassEvent.Kind kind) {
-                return MbCache.this.reclaim(nrToScan, kind);
-            }
-
-            @Override
-            boolean closed() {
-                return closed;
-            }
-        };
-        this.buckets = new Buckets(bucketBits, builder.hashSeed);
-        this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
+        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, LOGGER,
+                this::reclaim, () -> closed);
+        this.buckets = new Buckets(bucketBits, options.hashSeed());
+        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(this) : null;
     }
 
     /**
@@ -1051,13 +1044,7 @@ public final class MbCache implements DedupCache {
 
     /** Configures and builds an {@link MbCache}. Not thread-safe; each {@link #build()} makes a new cache. */
     public static final class Builder {
-        private int bucketBits = DEFAULT_BUCKET_BITS;
-        private long maxEntries;
-        private Executor executor;
-        private CreateStrategy createStrategy = CreateStrategy.REQUEST_LIST;
-        private Long hashSeed;
-        private int chainCap;
-        private boolean memoryPressureReclaim = true;
+        private final KernelPortOptions options = new KernelPortOptions();
 
         private Builder() {}
 
@@ -1072,11 +1059,7 @@ public final class MbCache implements DedupCache {
          * @throws IllegalArgumentException if outside {@code [0, 30]}
          */
         public Builder bucketBits(int bucketBits) {
-            if (bucketBits < 0 || bucketBits > MAX_BUCKET_BITS) {
-                throw new IllegalArgumentException(
-                        "bucketBits must be in [0, " + MAX_BUCKET_BITS + "], was " + bucketBits);
-            }
-            this.bucketBits = bucketBits;
+            options.bucketBits(bucketBits);
             return this;
         }
 
@@ -1089,10 +1072,7 @@ public final class MbCache implements DedupCache {
          * @throws IllegalArgumentException if not positive
          */
         public Builder maxEntries(long maxEntries) {
-            if (maxEntries <= 0) {
-                throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
-            }
-            this.maxEntries = maxEntries;
+            options.maxEntries(maxEntries);
             return this;
         }
 
@@ -1108,7 +1088,7 @@ public final class MbCache implements DedupCache {
          * @throws NullPointerException if {@code executor} is null
          */
         public Builder executor(Executor executor) {
-            this.executor = Objects.requireNonNull(executor, "executor");
+            options.executor(executor);
             return this;
         }
 
@@ -1120,7 +1100,7 @@ public final class MbCache implements DedupCache {
          * @throws NullPointerException if {@code createStrategy} is null
          */
         public Builder createStrategy(CreateStrategy createStrategy) {
-            this.createStrategy = Objects.requireNonNull(createStrategy, "createStrategy");
+            options.createStrategy(createStrategy);
             return this;
         }
 
@@ -1134,7 +1114,7 @@ public final class MbCache implements DedupCache {
          * @return this builder
          */
         public Builder hashSeed(long hashSeed) {
-            this.hashSeed = hashSeed;
+            options.hashSeed(hashSeed);
             return this;
         }
 
@@ -1150,10 +1130,7 @@ public final class MbCache implements DedupCache {
          * @throws IllegalArgumentException if {@code chainCap < 1}
          */
         public Builder chainCap(int chainCap) {
-            if (chainCap < 1) {
-                throw new IllegalArgumentException("chainCap must be at least 1, was " + chainCap);
-            }
-            this.chainCap = chainCap;
+            options.chainCap(chainCap);
             return this;
         }
 
@@ -1170,7 +1147,7 @@ public final class MbCache implements DedupCache {
          * @return this builder
          */
         public Builder memoryPressureReclaim(boolean enabled) {
-            this.memoryPressureReclaim = enabled;
+            options.memoryPressureReclaim(enabled);
             return this;
         }
 
@@ -2166,7 +2143,7 @@ public final class MbCache implements DedupCache {
                 + ", createStrategy=" + createStrategy + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
     }
 
-    /** The shared default executor {@code mbcache-reclaim}, also {@link CompactMbCache}'s. */
+    /** The shared default executor {@code mbcache-reclaim}, of both layouts (see {@link KernelPortOptions#executor()}). */
     static Executor defaultExecutor() {
         return ReclaimThread.EXECUTOR;
     }
