@@ -21,7 +21,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
-import org.mbcache.internal.Saturating;
 import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
 
@@ -169,16 +168,13 @@ public final class CompactMbCache implements DedupCache {
     private static final long CHAIN_FULL = -4L;
     private static final int SYNC_SHRINK_BATCH = MbCache.SYNC_SHRINK_BATCH;
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 8;
-    /** The most background passes one call chain runs in a row (see {@link #backgroundReclaim()}). */
-    private static final int MAX_NESTED_PASSES = 16;
     private static final System.Logger LOGGER = System.getLogger(CompactMbCache.class.getName());
-    private static final VarHandle RECLAIM_PENDING_SINCE;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            RECLAIM_PENDING_SINCE = lookup.findVarHandle(CompactMbCache.class, "reclaimPendingSince", long.class);
             // As in MbCache: classes an operation would otherwise initialize late, mid-pass.
+            lookup.ensureInitialized(BackgroundReclaim.class);
             lookup.ensureInitialized(ReclaimPassEvent.class);
             lookup.ensureInitialized(ReclaimPassEvent.Kind.class);
             lookup.ensureInitialized(ChainCapEvent.class);
@@ -199,28 +195,20 @@ public final class CompactMbCache implements DedupCache {
     private final CompactTable table;
     private final int bucketBits;
     private final long maxEntries;
-    private final long synchronousReclaimThreshold;
     private final int chainCap;
-    private final Executor executor;
     private final EntryCount entryCount;
     private final StripedStatistics statistics = new StripedStatistics(6);
     /** One queue: waits are rare; every waiter re-checks its own slot after a wake-up. */
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(0);
     private final ReentrantLock reclaimLock = new ReentrantLock();
     private final MemoryPressureRegistry.Registration pressureRegistration;
-    private final Runnable backgroundReclaim = this::backgroundReclaim;
+    /** The create's reclaim triggers and the background passes they start: {@link BackgroundReclaim}. */
+    private final BackgroundReclaim backgroundReclaim;
 
     /** The clock hand: the next slot a pass looks at. Reclaim lock held. */
     private int hand = 1;
-    private volatile long reclaimPendingSince;
     private volatile boolean closed;
     private volatile boolean tornDown;
-    private boolean executorFailureLogged;
-    /**
-     * Background passes nested on this call chain (an executor that runs tasks where it is called).
-     * Plain: a racing thread at worst lets a chain run a pass more or stop a pass early.
-     */
-    private int nestedPasses;
     // Reclaim statistics, written under the reclaim lock.
     private long entriesReclaimed;
     private long backgroundReclaimPasses;
@@ -228,18 +216,18 @@ public final class CompactMbCache implements DedupCache {
     private long requestedReclaimPasses;
 
     private CompactMbCache(Builder builder) {
-        this.bucketBits = builder.bucketBits;
-        this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries
-                : (1L << bucketBits) * DEFAULT_ENTRIES_PER_BUCKET;
-        this.synchronousReclaimThreshold = Saturating.twice(maxEntries);
-        this.chainCap = builder.chainCap > 0 ? builder.chainCap : MbCache.defaultChainCap(maxEntries, bucketBits);
-        this.executor = builder.executor != null ? builder.executor : MbCache.defaultExecutor();
+        KernelPortOptions options = builder.options;
+        this.bucketBits = options.bucketBits();
+        this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
+        this.chainCap = options.chainCap(maxEntries);
         long slotsWanted = 4 * Math.min(maxEntries, 1L << 30);
         int slotBits = Math.max(12, Math.min(30, 64 - Long.numberOfLeadingZeros(slotsWanted - 1)));
         int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
-        this.table = new CompactTable(bucketBits, slotBits, Math.min(pageBits, slotBits), Buckets.seed(builder.hashSeed));
+        this.table = new CompactTable(bucketBits, slotBits, Math.min(pageBits, slotBits), Buckets.seed(options.hashSeed()));
         this.entryCount = new EntryCount(maxEntries);
-        this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
+        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, LOGGER,
+                this::reclaim, () -> closed);
+        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(this) : null;
     }
 
     /**
@@ -269,20 +257,9 @@ public final class CompactMbCache implements DedupCache {
      * the same way. Not thread-safe; each {@link #build()} makes a new cache.
      */
     public static final class Builder {
-        private int bucketBits = MbCache.DEFAULT_BUCKET_BITS;
-        private long maxEntries;
-        private Executor executor;
-        private Long hashSeed;
-        private int chainCap;
-        private boolean memoryPressureReclaim = true;
+        private final KernelPortOptions options = new KernelPortOptions();
 
         private Builder() {}
-
-        private static void require(boolean valid, String what, long was) {
-            if (!valid) {
-                throw new IllegalArgumentException(what + ", was " + was);
-            }
-        }
 
         /**
          * log2 of the bucket count, as {@code MbCache.Builder.bucketBits}; default 10. The table
@@ -293,8 +270,7 @@ public final class CompactMbCache implements DedupCache {
          * @throws IllegalArgumentException if outside {@code [0, 30]}
          */
         public Builder bucketBits(int bucketBits) {
-            require(bucketBits >= 0 && bucketBits <= MbCache.MAX_BUCKET_BITS, "bucketBits must be in [0, 30]", bucketBits);
-            this.bucketBits = bucketBits;
+            options.bucketBits(bucketBits);
             return this;
         }
 
@@ -306,8 +282,7 @@ public final class CompactMbCache implements DedupCache {
          * @throws IllegalArgumentException if not positive
          */
         public Builder maxEntries(long maxEntries) {
-            require(maxEntries > 0, "maxEntries must be positive", maxEntries);
-            this.maxEntries = maxEntries;
+            options.maxEntries(maxEntries);
             return this;
         }
 
@@ -319,7 +294,7 @@ public final class CompactMbCache implements DedupCache {
          * @throws NullPointerException if {@code executor} is null
          */
         public Builder executor(Executor executor) {
-            this.executor = Objects.requireNonNull(executor, "executor");
+            options.executor(executor);
             return this;
         }
 
@@ -332,8 +307,10 @@ public final class CompactMbCache implements DedupCache {
          * @throws IllegalArgumentException for any other strategy
          */
         public Builder createStrategy(CreateStrategy createStrategy) {
-            Objects.requireNonNull(createStrategy, "createStrategy");
-            require(createStrategy == CreateStrategy.REQUEST_LIST, "only REQUEST_LIST is supported", createStrategy.ordinal());
+            options.createStrategy(createStrategy);
+            if (createStrategy != CreateStrategy.REQUEST_LIST) {
+                throw new IllegalArgumentException("only REQUEST_LIST is supported, was " + createStrategy);
+            }
             return this;
         }
 
@@ -345,7 +322,7 @@ public final class CompactMbCache implements DedupCache {
          * @return this builder
          */
         public Builder hashSeed(long hashSeed) {
-            this.hashSeed = hashSeed;
+            options.hashSeed(hashSeed);
             return this;
         }
 
@@ -357,8 +334,7 @@ public final class CompactMbCache implements DedupCache {
          * @throws IllegalArgumentException if {@code chainCap < 1}
          */
         public Builder chainCap(int chainCap) {
-            require(chainCap >= 1, "chainCap must be at least 1", chainCap);
-            this.chainCap = chainCap;
+            options.chainCap(chainCap);
             return this;
         }
 
@@ -372,7 +348,7 @@ public final class CompactMbCache implements DedupCache {
          * @return this builder
          */
         public Builder memoryPressureReclaim(boolean enabled) {
-            this.memoryPressureReclaim = enabled;
+            options.memoryPressureReclaim(enabled);
             return this;
         }
 
@@ -427,7 +403,7 @@ public final class CompactMbCache implements DedupCache {
     /** {@link #create}, or with {@code restore} {@link #createForRestore}. */
     private boolean createPair(int key, long value, boolean reusable, boolean restore) {
         ensureOpen();
-        reclaimIfLarge();
+        backgroundReclaim.beforeCreate();
         int bucket = table.bucketOf(key);
         int print = table.fingerprintOf(key);
         long seen = versionWithout(bucket, key, print, value);
@@ -581,33 +557,6 @@ public final class CompactMbCache implements DedupCache {
             }
         }
         return reclaimed;
-    }
-
-    /**
-     * The reclaim triggers of kernel {@code mb_cache_entry_create}, decided as {@link MbCache}
-     * decides them (see its {@code reclaimIfLarge}): on the entry count's estimate where its slack
-     * cannot change the answer, on a snapshot near twice the bound.
-     */
-    private void reclaimIfLarge() {
-        long estimate = entryCount.estimate();
-        long count;
-        if (!entryCount.decides(estimate, synchronousReclaimThreshold)) {
-            count = entryCount.snapshot();
-        } else if (entryCount.decides(estimate, maxEntries)) {
-            count = estimate;
-        } else if (reclaimPendingSince != 0) {
-            return;
-        } else {
-            count = entryCount.estimateSeenByThisThread(estimate);
-        }
-        if (count < maxEntries) {
-            return;
-        }
-        scheduleBackgroundReclaim();
-        if (count >= synchronousReclaimThreshold) {
-            resubmitStaleBackgroundReclaim();
-            reclaim(SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
-        }
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -1336,62 +1285,9 @@ public final class CompactMbCache implements DedupCache {
         }
     }
 
-    private void scheduleBackgroundReclaim() {
-        if (reclaimPendingSince == 0 && RECLAIM_PENDING_SINCE.compareAndSet(this, 0L, pendingStamp())) {
-            submitBackgroundReclaim();
-        }
-    }
-
-    /** A pending pass handed over over a second ago when the synchronous threshold is hit is handed over again. */
-    private void resubmitStaleBackgroundReclaim() {
-        long since = reclaimPendingSince;
-        if (since != 0 && System.nanoTime() - since > MbCache.STALE_BACKGROUND_PASS_NANOS
-                && RECLAIM_PENDING_SINCE.compareAndSet(this, since, pendingStamp())) {
-            submitBackgroundReclaim();
-        }
-    }
-
-    private static long pendingStamp() {
-        long now = System.nanoTime();
-        return now == 0 ? 1 : now;
-    }
-
-    /** Hands the pass to the executor; if that throws, runs it here (and logs once as a warning). */
-    private void submitBackgroundReclaim() {
-        try {
-            executor.execute(backgroundReclaim);
-        } catch (Throwable failure) {
-            backgroundReclaim();
-            System.Logger.Level level = executorFailureLogged ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
-            executorFailureLogged = true;
-            LOGGER.log(level, "mbcache: the reclaim executor failed; ran the pass on the calling thread", failure);
-        }
-    }
-
-    /**
-     * The background pass: {@code maxEntries / 16} entries, then queued again on the executor while
-     * the cache is still above {@code maxEntries} and the pass freed something. An executor that runs
-     * the task on the calling thread (or throws, so that it runs here) nests the passes: after
-     * {@link #MAX_NESTED_PASSES} in a row the chain stops, and the next create over the bound starts
-     * a new one.
-     */
-    private void backgroundReclaim() {
-        long freed = 0;
-        try {
-            if (!closed) {
-                freed = reclaim(Math.max(1, maxEntries / MbCache.SHRINK_DIVISOR), ReclaimPassEvent.Kind.BACKGROUND);
-            }
-        } finally {
-            reclaimPendingSince = 0;
-        }
-        if (freed > 0 && !closed && nestedPasses < MAX_NESTED_PASSES && entryCount.snapshot() > maxEntries) {
-            nestedPasses++;
-            try {
-                scheduleBackgroundReclaim();
-            } finally {
-                nestedPasses--;
-            }
-        }
+    /** Whether a background pass is pending or running (for tests). */
+    boolean backgroundReclaimPending() {
+        return backgroundReclaim.pending();
     }
 
     /** The memory-pressure shrinker: a pass over half the entries. Called by {@link MemoryPressureRegistry}. */

@@ -93,9 +93,8 @@ public final class MbCache implements DedupCache {
      * one moment, with the writers diverted to one word if they keep it from agreeing. A create
      * decides its reclaim triggers on the estimate wherever the estimate's slack cannot change the
      * answer; near the bound on the estimate corrected by its own thread's cells (exact for a
-     * single writer), and near twice the bound on a snapshot (reclaimIfLarge). Lookups never
-     * touch the count. The dead entries
-     * still linked on the LRU list are striped
+     * single writer), and near twice the bound on a snapshot (BackgroundReclaim.beforeCreate).
+     * Lookups never touch the count. The dead entries still linked on the LRU list are striped
      * (StripedCounter: exact cells, and an estimate written once per batch that decides the purge).
      * Hits, misses, refusals, cap reclaims, creates and deletes are StripedStatistics: a thread
      * adds to a stripe of its own, one line for all six, allocated with the cache (a LongAdder
@@ -200,6 +199,12 @@ public final class MbCache implements DedupCache {
      * ReservedStackAccess annotation, which a library cannot use). An executor that
      * throws gets the background pass run on the calling thread; one that accepts a pass and never
      * runs it is found out when the synchronous threshold is reached, and the pass resubmitted.
+     *
+     * Background reclaim (kernel c_shrink_work and mb_cache_shrink_worker) is BackgroundReclaim,
+     * shared with CompactMbCache: the create's triggers, one task object per hand-over to the
+     * executor, passes that go on until the count is below maxEntries, and the argument that at
+     * most one chain of them runs whatever the executor does. This class supplies the pass
+     * (reclaim) and whether it is closed.
      */
 
     /** Entries a create-time synchronous reclaim pass scans (kernel {@code SYNC_SHRINK_BATCH}). */
@@ -210,10 +215,10 @@ public final class MbCache implements DedupCache {
     static final int MAX_BUCKET_BITS = 30;
     /** Default {@code bucketBits}: ext4's. */
     static final int DEFAULT_BUCKET_BITS = 10;
+    /** Default {@code maxEntries}, per bucket. */
+    private static final int DEFAULT_ENTRIES_PER_BUCKET = 16;
     /** The smallest default chain cap, whatever the load. */
     static final int MIN_DEFAULT_CHAIN_CAP = 32;
-    /** A pending background pass older than this when the synchronous threshold is hit is resubmitted. */
-    static final long STALE_BACKGROUND_PASS_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private static final System.Logger LOGGER = System.getLogger(MbCache.class.getName());
 
@@ -926,19 +931,13 @@ public final class MbCache implements DedupCache {
     // The cache: struct mb_cache
     // ------------------------------------------------------------------------------------------
 
-    private static final VarHandle PENDING_PASS;
-    private static final VarHandle CONTINUING_ON;
-    private static final VarHandle PASS_STARTED;
-
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            PENDING_PASS = lookup.findVarHandle(MbCache.class, "pendingPass", BackgroundPass.class);
-            CONTINUING_ON = lookup.findVarHandle(MbCache.class, "continuingOn", Thread.class);
-            PASS_STARTED = lookup.findVarHandle(BackgroundPass.class, "started", boolean.class);
             // Classes that an operation would otherwise initialize on its first run, long after the
             // cache was built: the flight-recorder events (at the first pass, chain-cap reclaim or
-            // pressure signal), the pass kinds and the background pass's task. A Throwable in a static initializer (an
+            // pressure signal), the pass kinds and the background reclaim (which initializes its
+            // task's class with it). A Throwable in a static initializer (an
             // OutOfMemoryError on a full heap, just when the pressure pass runs) marks the class
             // unusable for the life of the JVM: every later use throws NoClassDefFoundError, and
             // every cache's reclaim would fail from then on. Initialized here, such a failure fails
@@ -947,7 +946,7 @@ public final class MbCache implements DedupCache {
             lookup.ensureInitialized(ReclaimPassEvent.Kind.class);
             lookup.ensureInitialized(ChainCapEvent.class);
             lookup.ensureInitialized(MemoryPressureEvent.class);
-            lookup.ensureInitialized(BackgroundPass.class);
+            lookup.ensureInitialized(BackgroundReclaim.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -956,11 +955,8 @@ public final class MbCache implements DedupCache {
     private final Buckets buckets;
     private final int bucketBits;
     private final long maxEntries;
-    /** {@code 2 * maxEntries}, saturated: where creates start reclaiming synchronously. */
-    private final long synchronousReclaimThreshold;
     private final int chainCap;
     private final CreateStrategy createStrategy;
-    private final Executor executor;
     private final Lru lru;
     /** The entry count (kernel {@code c_entry_count}), striped; see {@link EntryCount}. */
     private final EntryCount entryCount;
@@ -984,20 +980,13 @@ public final class MbCache implements DedupCache {
     private final StripedStatistics statistics = new StripedStatistics(6);
 
     /**
-     * The background pass handed to the executor and not yet ended, or null if none is pending
-     * (kernel: {@code c_shrink_work} queued). At most one is pending: see {@link #backgroundReclaim}.
+     * The create's reclaim triggers and the background passes they start (kernel
+     * {@code c_shrink_work}) on the builder's executor; the protocol is {@link BackgroundReclaim}'s.
      */
-    private volatile BackgroundPass pendingPass;
-    /**
-     * The thread inside {@code execute} handing a continuation pass over, or null: a pass that runs
-     * on that thread runs inside that call (a caller-runs executor). See {@link #backgroundReclaim}.
-     */
-    private volatile Thread continuingOn;
+    private final BackgroundReclaim backgroundReclaim;
     private volatile boolean closed;
     /** Whether a {@link #close()} has finished tearing down (dropped every entry, woken every waiter). */
     private volatile boolean tornDown;
-    /** Whether an executor failure was logged as a warning already (racy: at worst two warnings). */
-    private boolean executorFailureLogged;
 
     // Reclaim statistics: reclaim is not a hot path, and these are written under the LRU lock.
     private long entriesReclaimed;
@@ -1006,16 +995,17 @@ public final class MbCache implements DedupCache {
     private long requestedReclaimPasses;
 
     private MbCache(Builder builder) {
-        this.bucketBits = builder.bucketBits;
-        this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries : (1L << bucketBits) << 4;
-        this.synchronousReclaimThreshold = Saturating.twice(maxEntries);
-        this.chainCap = builder.chainCap > 0 ? builder.chainCap : defaultChainCap(maxEntries, bucketBits);
-        this.createStrategy = builder.createStrategy;
-        this.executor = builder.executor != null ? builder.executor : ReclaimThread.EXECUTOR;
+        KernelPortOptions options = builder.options;
+        this.bucketBits = options.bucketBits();
+        this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
+        this.chainCap = options.chainCap(maxEntries);
+        this.createStrategy = options.createStrategy();
         this.lru = new Lru(deadEntriesBatch(maxEntries));
         this.entryCount = new EntryCount(maxEntries);
-        this.buckets = new Buckets(bucketBits, builder.hashSeed);
-        this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
+        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, LOGGER,
+                this::reclaim, () -> closed);
+        this.buckets = new Buckets(bucketBits, options.hashSeed());
+        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(this) : null;
     }
 
     /**
@@ -1054,13 +1044,7 @@ public final class MbCache implements DedupCache {
 
     /** Configures and builds an {@link MbCache}. Not thread-safe; each {@link #build()} makes a new cache. */
     public static final class Builder {
-        private int bucketBits = DEFAULT_BUCKET_BITS;
-        private long maxEntries;
-        private Executor executor;
-        private CreateStrategy createStrategy = CreateStrategy.REQUEST_LIST;
-        private Long hashSeed;
-        private int chainCap;
-        private boolean memoryPressureReclaim = true;
+        private final KernelPortOptions options = new KernelPortOptions();
 
         private Builder() {}
 
@@ -1075,11 +1059,7 @@ public final class MbCache implements DedupCache {
          * @throws IllegalArgumentException if outside {@code [0, 30]}
          */
         public Builder bucketBits(int bucketBits) {
-            if (bucketBits < 0 || bucketBits > MAX_BUCKET_BITS) {
-                throw new IllegalArgumentException(
-                        "bucketBits must be in [0, " + MAX_BUCKET_BITS + "], was " + bucketBits);
-            }
-            this.bucketBits = bucketBits;
+            options.bucketBits(bucketBits);
             return this;
         }
 
@@ -1092,10 +1072,7 @@ public final class MbCache implements DedupCache {
          * @throws IllegalArgumentException if not positive
          */
         public Builder maxEntries(long maxEntries) {
-            if (maxEntries <= 0) {
-                throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
-            }
-            this.maxEntries = maxEntries;
+            options.maxEntries(maxEntries);
             return this;
         }
 
@@ -1111,7 +1088,7 @@ public final class MbCache implements DedupCache {
          * @throws NullPointerException if {@code executor} is null
          */
         public Builder executor(Executor executor) {
-            this.executor = Objects.requireNonNull(executor, "executor");
+            options.executor(executor);
             return this;
         }
 
@@ -1123,7 +1100,7 @@ public final class MbCache implements DedupCache {
          * @throws NullPointerException if {@code createStrategy} is null
          */
         public Builder createStrategy(CreateStrategy createStrategy) {
-            this.createStrategy = Objects.requireNonNull(createStrategy, "createStrategy");
+            options.createStrategy(createStrategy);
             return this;
         }
 
@@ -1137,7 +1114,7 @@ public final class MbCache implements DedupCache {
          * @return this builder
          */
         public Builder hashSeed(long hashSeed) {
-            this.hashSeed = hashSeed;
+            options.hashSeed(hashSeed);
             return this;
         }
 
@@ -1153,10 +1130,7 @@ public final class MbCache implements DedupCache {
          * @throws IllegalArgumentException if {@code chainCap < 1}
          */
         public Builder chainCap(int chainCap) {
-            if (chainCap < 1) {
-                throw new IllegalArgumentException("chainCap must be at least 1, was " + chainCap);
-            }
-            this.chainCap = chainCap;
+            options.chainCap(chainCap);
             return this;
         }
 
@@ -1173,7 +1147,7 @@ public final class MbCache implements DedupCache {
          * @return this builder
          */
         public Builder memoryPressureReclaim(boolean enabled) {
-            this.memoryPressureReclaim = enabled;
+            options.memoryPressureReclaim(enabled);
             return this;
         }
 
@@ -1240,7 +1214,7 @@ public final class MbCache implements DedupCache {
     @Override
     public boolean create(int key, long value, boolean reusable) {
         ensureOpen();
-        reclaimIfLarge();
+        backgroundReclaim.beforeCreate();
         int bucket = buckets.bucketOf(key);
         Entry entry;
         long capOutcome;
@@ -1286,45 +1260,6 @@ public final class MbCache implements DedupCache {
         }
         if (capOutcome != 0) {
             ChainCapEvent.commitIfEnabled(this, entry.key, (int) (capOutcome >>> 32), chainCap, reclaimed);
-        }
-    }
-
-    /**
-     * The reclaim triggers at the top of kernel {@code mb_cache_entry_create}, decided without
-     * reading every stripe of the entry count where that cannot matter:
-     * <ul>
-     *   <li>near twice the bound (where the estimate's slack leaves the synchronous threshold
-     *       open), on a snapshot: the promise that {@code size()} stays within twice the bound
-     *       needs the exact count;</li>
-     *   <li>elsewhere, where the estimate settles the bound too, on the estimate;</li>
-     *   <li>near the bound, with a background pass already pending, not at all: scheduling one
-     *       more is a no-op;</li>
-     *   <li>near the bound otherwise, on the estimate corrected by this thread's own cells: exact
-     *       when one thread creates and deletes (whichever thread runs the passes, which count
-     *       their frees exactly), early or late by less than {@code batch} per other writing
-     *       thread ({@code maxEntries / 16} at most in all) when several do.</li>
-     * </ul>
-     * A create below the bound reads the one shared estimate word, written once per batch of adds.
-     */
-    private void reclaimIfLarge() {
-        long estimate = entryCount.estimate();
-        long count;
-        if (!entryCount.decides(estimate, synchronousReclaimThreshold)) {
-            count = entryCount.snapshot();
-        } else if (entryCount.decides(estimate, maxEntries)) {
-            count = estimate;
-        } else if (pendingPass != null) {
-            return;
-        } else {
-            count = entryCount.estimateSeenByThisThread(estimate);
-        }
-        if (count < maxEntries) {
-            return;
-        }
-        scheduleBackgroundReclaim();
-        if (count >= synchronousReclaimThreshold) {
-            resubmitStaleBackgroundReclaim();
-            reclaim(SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
         }
     }
 
@@ -1442,7 +1377,7 @@ public final class MbCache implements DedupCache {
      */
     private boolean createForRestore(int key, long value, boolean reusable) {
         ensureOpen();
-        reclaimIfLarge();
+        backgroundReclaim.beforeCreate();
         int bucket = buckets.bucketOf(key);
         if (buckets.versionWithout(bucket, key, value) == Buckets.CONTAINED) {
             statistics.add(DUPLICATES_REFUSED, 1);
@@ -1949,207 +1884,9 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /**
-     * Schedules one background pass unless one is pending (kernel: {@code queue_work(c_shrink_work)}).
-     * The task is allocated before the CAS: if that throws, nothing is pending and the next create
-     * at the bound tries again.
-     */
-    private void scheduleBackgroundReclaim() {
-        if (pendingPass == null) {
-            BackgroundPass pass = new BackgroundPass();
-            if (PENDING_PASS.compareAndSet(this, null, pass)) {
-                submitBackgroundReclaim(pass);
-            }
-        }
-    }
-
-    /**
-     * The synchronous threshold was reached: if the pending background pass was handed over long
-     * ago, the executor dropped it (or is hopelessly behind); hand it a new one in its place. The
-     * one it replaces does nothing if it runs late.
-     */
-    private void resubmitStaleBackgroundReclaim() {
-        BackgroundPass pending = pendingPass;
-        if (pending != null && System.nanoTime() - pending.handedOverAt > STALE_BACKGROUND_PASS_NANOS) {
-            BackgroundPass pass = new BackgroundPass();
-            if (PENDING_PASS.compareAndSet(this, pending, pass)) {
-                submitBackgroundReclaim(pass);
-            }
-        }
-    }
-
-    /**
-     * Hands the background pass to the executor. If {@code execute} throws anything (rejected, shut
-     * down, or broken), the failure is logged and the pass runs here, on the creating thread, as
-     * Caffeine does with its maintenance: background reclaim is never switched off by a failure.
-     * (If the executor ran or queued the task before it threw, the pass still runs once: see
-     * {@link #backgroundReclaim}.) The pass runs before the failure is logged, so a log call that
-     * itself fails (out of memory) cannot leave the pass pending.
-     */
-    private void submitBackgroundReclaim(BackgroundPass pass) {
-        try {
-            executor.execute(pass);
-        } catch (Throwable failure) {
-            // The first failure is a warning with its stack; repeats (a broken executor fails every
-            // time) are logged at DEBUG so that they do not flood the log.
-            pass.run();
-            System.Logger.Level level = executorFailureLogged ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
-            executorFailureLogged = true;
-            LOGGER.log(level, "mbcache: the reclaim executor failed; ran the pass on the calling thread", failure);
-        }
-    }
-
-    /**
-     * One hand-over of the background pass to the executor: each hand-over allocates its own, and
-     * {@link #pendingPass} holds the one that may run. Identity is the token, so no later hand-over
-     * can be mistaken for this one while the executor still holds it.
-     */
-    private final class BackgroundPass implements Runnable {
-        /** When it was handed over ({@link System#nanoTime()}), for the staleness check. */
-        final long handedOverAt = System.nanoTime();
-        /** Set by the one run that may do the pass; only ever accessed by {@link MbCache#PASS_STARTED}. */
-        @SuppressWarnings("unused")
-        private boolean started;
-
-        @Override
-        public void run() {
-            backgroundReclaim(this);
-        }
-    }
-
-    /**
-     * The background pass (kernel {@code mb_cache_shrink_worker}), which goes on, one pass per
-     * executor task, until the count is below {@code maxEntries}. The kernel's worker frees one
-     * batch and waits for a later create to queue it again, so a writer whose bursts add more than
-     * a batch takes the cache to twice the bound, and pays synchronous passes there, while the
-     * worker sits idle. The pending-pass protocol, whose other steps are
-     * {@link #scheduleBackgroundReclaim}, {@link #resubmitStaleBackgroundReclaim},
-     * {@link #submitBackgroundReclaim} and {@link #handOverNextPass}:
-     * <ol>
-     *   <li>Each hand-over to the executor is a task object of its own ({@link BackgroundPass}),
-     *       and {@link #pendingPass} names the one pending or running, or is null. A create sets
-     *       it by CAS from null (or from a stale pass, below) to a task it allocated before the
-     *       CAS, and only then hands that task over. An allocation that throws therefore leaves
-     *       the field as it was, never naming a task nobody was given.</li>
-     *   <li>A task does its pass only if, when it starts, it is the pending one, and only on its
-     *       first run: a task no longer pending (replaced, or its work ended) and any second run
-     *       of a task (an executor that runs it twice, or runs it and then throws, so that the
-     *       creating thread runs it too; a CAS on {@code started} picks one run) do nothing at
-     *       all, and scan nothing. So the tasks that do passes form one chain, and an executor
-     *       that runs tasks late or twice adds no pass to it.</li>
-     *   <li>A pass scans one batch ({@code maxEntries / 16}), so no pass holds the LRU lock longer
-     *       than the kernel's does. Then, if it freed something, the cache is open and the count is
-     *       still at or above {@code maxEntries} (where a create would ask for another pass), it
-     *       continues: it replaces itself in {@code pendingPass} with a new task by CAS and hands
-     *       that to the executor, behind whatever else is queued there, never looping in this
-     *       task. The field does not go through null on the way, so no create schedules a second
-     *       pass meanwhile, and the staleness clock restarts at each hand-over. The target is the
-     *       bound itself, where creates schedule the work, with no low watermark below it: the
-     *       last pass already leaves up to a batch of room, and each pass further down would
-     *       evict entries a dedup cache is kept for, for the sake of passes that the next burst
-     *       asks for anyway.</li>
-     *   <li>Otherwise it ends the work: it clears the field by CAS from itself. A create that
-     *       found the pass pending scheduled nothing; if its entry came in after the pass read the
-     *       count, the count may be back at the bound with no pass pending, so a pass that cleared
-     *       the field reads the count again and, at the bound, hands a pass over as a create would
-     *       (by CAS from null). What can still slip through is one create per creating thread (its
-     *       check before the clear, its entry after the second read): the work ends at most that
-     *       far above the bound, and the next create schedules it again.</li>
-     *   <li>Every step is a CAS from the task itself. A pass replaced meanwhile (a create at twice
-     *       the bound handed a new task over because this one was over a second old) leaves the
-     *       field, and the going on, to the newer task. Only that replacement, made at twice the
-     *       bound, can overlap two passes (one that started just before it, and the new one), and
-     *       a batch each from there cannot take the count below the bound.</li>
-     *   <li>A pass stops when it frees nothing (every entry it reached was held or referenced):
-     *       passes that kept finding nothing to free would keep the executor busy for good. A later
-     *       create at the bound schedules again.</li>
-     *   <li>Faults. A Throwable in the pass clears the field (finally). A continuation the
-     *       executor throws on is not run here, where the thread is the executor's, or a create's
-     *       that ran a pass already because the executor threw: the field is cleared, and the next
-     *       create at the bound schedules again (running one pass itself if the executor still
-     *       throws). So a create runs one pass, neither looping nor recursing, however far above
-     *       the bound the count is. A task the executor drops leaves the field set: a create at
-     *       twice the bound hands a new task over once the pending one is a second old. An executor
-     *       that runs the task inside {@code execute} (a caller-runs policy) would stack one pass
-     *       per continuation on one thread: a pass that finds itself inside its own thread's
-     *       hand-over ({@link #continuingOn}) does not go on, so such a thread runs two passes at
-     *       most.</li>
-     * </ol>
-     * Memory order: {@code pendingPass} is volatile and changed only by CAS, so the tasks agree on
-     * one sequence of values; a task's fields are final, or written only by CAS. The CAS on
-     * {@code started} matters for its atomicity alone (one winner among the runs of one task).
-     */
-    private void backgroundReclaim(BackgroundPass pass) {
-        if (pendingPass != pass || !PASS_STARTED.compareAndSet(pass, false, true)) {
-            return; // replaced, ended, or another run of this task does the pass
-        }
-        boolean settled = false; // replaced or cleared here: the finally leaves the field alone
-        try {
-            if (!closed) {
-                long freed = reclaim(Math.max(1, maxEntries / SHRINK_DIVISOR), ReclaimPassEvent.Kind.BACKGROUND);
-                if (freed > 0 && continuingOn != Thread.currentThread()) {
-                    if (atTheBound()) {
-                        settled = handOverNextPass(pass);
-                    } else if (PENDING_PASS.compareAndSet(this, pass, null)) {
-                        settled = true;
-                        if (atTheBound()) {
-                            handOverNextPass(null);
-                        }
-                    }
-                }
-            }
-        } finally {
-            if (!settled) {
-                PENDING_PASS.compareAndSet(this, pass, null);
-            }
-        }
-    }
-
     /** Whether a background pass is pending or running (for tests). */
     boolean backgroundReclaimPending() {
-        return pendingPass != null;
-    }
-
-    /** Whether the count is at or above {@code maxEntries}, on the estimate where it decides. */
-    private boolean atTheBound() {
-        long estimate = entryCount.estimate();
-        long count = entryCount.decides(estimate, maxEntries) ? estimate : entryCount.snapshot();
-        return !closed && count >= maxEntries;
-    }
-
-    /**
-     * Hands a new task to the executor in place of {@code current}, or of none if {@code current}
-     * is null (see {@link #backgroundReclaim}). Returns whether the field was replaced (and cleared
-     * again if {@code execute} threw); if not, a newer task owns it. The new task is allocated
-     * before the CAS, so a Throwable there replaces nothing. The CAS is a volatile write that
-     * happens before {@code execute}, so the new task, wherever it runs, finds itself pending
-     * unless something replaced it since. {@link #continuingOn} is cleared by CAS, so that a
-     * thread never clears another's mark (a pool thread may run the next pass and hand its own
-     * continuation over before this {@code execute} returns). Its reads need no ordering with
-     * other threads: the read that finds this thread's mark is this thread's own, inside this
-     * {@code execute}, and program order makes it see the mark; any other thread finds a value
-     * that is not itself. Volatile is simply the mode the CAS's field is declared in.
-     */
-    private boolean handOverNextPass(BackgroundPass current) {
-        BackgroundPass next = new BackgroundPass();
-        if (!PENDING_PASS.compareAndSet(this, current, next)) {
-            return false; // superseded: the newer task goes on, and the field is not ours to clear
-        }
-        Thread self = Thread.currentThread();
-        continuingOn = self;
-        try {
-            executor.execute(next);
-            return true;
-        } catch (Throwable failure) {
-            // Not logged here, where logging could throw into the executor's thread: the next
-            // create at the bound hands a pass to the same executor and logs what it throws. If
-            // the executor ran or queued the task before it threw, that run finds the field
-            // cleared (or a later task in it) and does nothing.
-            PENDING_PASS.compareAndSet(this, next, null);
-            return true; // the field is cleared, or a pass the executor ran took it over
-        } finally {
-            CONTINUING_ON.compareAndSet(this, self, null);
-        }
+        return backgroundReclaim.pending();
     }
 
     /**
@@ -2406,7 +2143,7 @@ public final class MbCache implements DedupCache {
                 + ", createStrategy=" + createStrategy + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
     }
 
-    /** The shared default executor {@code mbcache-reclaim}, also {@link CompactMbCache}'s. */
+    /** The shared default executor {@code mbcache-reclaim}, of both layouts (see {@link KernelPortOptions#executor()}). */
     static Executor defaultExecutor() {
         return ReclaimThread.EXECUTOR;
     }

@@ -6,30 +6,62 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
-import org.mbcache.contract.ConcurrentRounds;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.mbcache.MbCacheReclaimTest.ManualExecutor;
+import org.mbcache.contract.ConcurrentRounds;
+import org.mbcache.testing.Backend;
 
 /**
  * The background reclaim finishes its job: passes of {@code maxEntries / 16} go on, each one a task
  * of its own on the executor, until the count is below {@code maxEntries}; they stop when a pass
  * frees nothing, and never pile up on a creating thread when the executor throws or runs tasks in
- * place.
+ * place. Run against both layouts of the kernel port, which share the protocol
+ * ({@link BackgroundReclaim}); the counts are exact because new entries are unreferenced, so each
+ * pass frees exactly its batch in either layout.
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@ParameterizedClass(name = "{0}")
+@EnumSource(value = Backend.class, names = {"MBCACHE_REQUEST_LIST", "COMPACT"})
 class BackgroundReclaimTest {
 
     private static final int BATCH = 64 / MbCache.SHRINK_DIVISOR;
 
-    private static MbCache cache(long maxEntries, java.util.concurrent.Executor executor) {
-        return MbCache.builder().bucketBits(4).maxEntries(maxEntries).hashSeed(42).executor(executor).build();
+    /** The layout under test. */
+    @Parameter
+    Backend backend;
+
+    /** A cache of 16 buckets and a fixed seed, kept out of memory-pressure reclaim. */
+    private DedupCache cache(long maxEntries, Executor executor) {
+        return cache(4, maxEntries, executor);
     }
 
-    private static void createRange(MbCache cache, int from, int to) {
+    private DedupCache cache(int bucketBits, long maxEntries, Executor executor) {
+        return switch (backend) {
+            case MBCACHE_REQUEST_LIST -> MbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries).hashSeed(42)
+                    .executor(executor).memoryPressureReclaim(false).build();
+            case COMPACT -> CompactMbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries).hashSeed(42)
+                    .executor(executor).memoryPressureReclaim(false).build();
+            default -> throw new IllegalArgumentException("not a kernel-port layout: " + backend);
+        };
+    }
+
+    /** Whether a background pass is pending or running. */
+    private static boolean passPending(DedupCache cache) {
+        return cache instanceof MbCache mbCache ? mbCache.backgroundReclaimPending()
+                : ((CompactMbCache) cache).backgroundReclaimPending();
+    }
+
+    private static void createRange(DedupCache cache, int from, int to) {
         for (int i = from; i < to; i++) {
             assertTrue(cache.create(i, i, true));
         }
@@ -38,26 +70,26 @@ class BackgroundReclaimTest {
     @Test
     void aPassThatLeavesTheCountAtTheBoundQueuesTheNextPassAsATaskOfItsOwn() {
         ManualExecutor executor = new ManualExecutor();
-        try (MbCache cache = cache(64, executor)) {
+        try (DedupCache cache = cache(64, executor)) {
             createRange(cache, 0, 100);
             executor.tasks.remove().run();
 
             assertEquals(100 - BATCH, cache.size(), "the pass freed one batch");
             assertEquals(1, executor.tasks.size(), "the next pass is queued, not run inside this one");
-            assertTrue(cache.backgroundReclaimPending());
+            assertTrue(passPending(cache));
         }
     }
 
     @Test
-    void thePassesGoOnUntilTheCountIsBelowMaxEntriesAndThenClearThePendingStamp() {
+    void thePassesGoOnUntilTheCountIsBelowMaxEntriesAndThenEndTheWork() {
         ManualExecutor executor = new ManualExecutor();
-        try (MbCache cache = cache(64, executor)) {
+        try (DedupCache cache = cache(64, executor)) {
             createRange(cache, 0, 100);
             executor.runAll();
 
             assertEquals(60, cache.size(), "100 less ten batches of 4: the first count below 64");
             assertEquals(10, cache.stats().backgroundReclaimPasses());
-            assertFalse(cache.backgroundReclaimPending());
+            assertFalse(passPending(cache));
             cache.create(1_000, 1_000, true);
             assertTrue(executor.tasks.isEmpty(), "below the bound, a create schedules nothing");
         }
@@ -66,7 +98,7 @@ class BackgroundReclaimTest {
     @Test
     void aPassThatFreesNothingDoesNotQueueAnotherAndALaterCreateSchedulesAgain() {
         ManualExecutor executor = new ManualExecutor();
-        try (MbCache cache = cache(64, executor)) {
+        try (DedupCache cache = cache(64, executor)) {
             createRange(cache, 0, 100);
             List<CacheEntry> held = new ArrayList<>();
             for (int i = 0; i < 100; i++) {
@@ -81,7 +113,7 @@ class BackgroundReclaimTest {
 
             assertEquals(1, tasksRun, "every entry is held: the first pass frees nothing and ends the work");
             assertEquals(100, cache.size());
-            assertFalse(cache.backgroundReclaimPending());
+            assertFalse(passPending(cache));
             held.forEach(cache::release);
             cache.create(1_000, 1_000, true);
             assertEquals(1, executor.tasks.size(), "the create above the bound scheduled a new pass");
@@ -91,13 +123,13 @@ class BackgroundReclaimTest {
     @Test
     void aClosedCacheEndsTheWorkWithoutQueueingAnotherPass() {
         ManualExecutor executor = new ManualExecutor();
-        MbCache cache = cache(64, executor);
+        DedupCache cache = cache(64, executor);
         createRange(cache, 0, 100);
         cache.close();
         executor.tasks.remove().run();
 
         assertTrue(executor.tasks.isEmpty(), "a continuation was queued");
-        assertFalse(cache.backgroundReclaimPending());
+        assertFalse(passPending(cache));
     }
 
     /**
@@ -110,7 +142,7 @@ class BackgroundReclaimTest {
         AtomicInteger offered = new AtomicInteger();
         ManualExecutor queued = new ManualExecutor();
         boolean[] throwing = {false};
-        try (MbCache cache = cache(64, task -> {
+        try (DedupCache cache = cache(64, task -> {
             if (throwing[0]) {
                 offered.incrementAndGet();
                 throw new RejectedExecutionException("always");
@@ -121,14 +153,14 @@ class BackgroundReclaimTest {
             throwing[0] = true;
             queued.tasks.remove().run(); // its continuation is refused: the work ends
             assertEquals(1, offered.get());
-            assertFalse(cache.backgroundReclaimPending());
+            assertFalse(passPending(cache));
 
             cache.create(1_000, 1_000, true);
 
             assertEquals(2, cache.stats().backgroundReclaimPasses(), "passes: the queued one, then the create's");
             assertEquals(3, offered.get(), "the create's pass and its continuation were offered once each");
             assertEquals(101 - 2 * BATCH, cache.size());
-            assertFalse(cache.backgroundReclaimPending(), "the failed continuation left no pass pending");
+            assertFalse(passPending(cache), "the failed continuation left no pass pending");
         }
     }
 
@@ -141,7 +173,7 @@ class BackgroundReclaimTest {
     void withACallerRunsExecutorAPassRunsAtMostOneContinuationInPlace() {
         boolean[] inPlace = {false};
         ManualExecutor queued = new ManualExecutor();
-        try (MbCache cache = cache(64, task -> {
+        try (DedupCache cache = cache(64, task -> {
             if (inPlace[0]) {
                 task.run();
             } else {
@@ -154,7 +186,7 @@ class BackgroundReclaimTest {
 
             assertEquals(2, cache.stats().backgroundReclaimPasses());
             assertEquals(100 - 2 * BATCH, cache.size());
-            assertFalse(cache.backgroundReclaimPending());
+            assertFalse(passPending(cache));
         }
     }
 
@@ -169,14 +201,13 @@ class BackgroundReclaimTest {
         ManualExecutor executor = new ManualExecutor();
         int maxEntries = 1_600;
         int batch = maxEntries / MbCache.SHRINK_DIVISOR;
-        try (MbCache cache = MbCache.builder().bucketBits(6).maxEntries(maxEntries).hashSeed(42).executor(executor)
-                .memoryPressureReclaim(false).build()) {
+        try (DedupCache cache = cache(6, maxEntries, executor)) {
             int next = 0;
             while (executor.tasks.isEmpty()) {
                 cache.create(next, next, true);
                 next++;
             }
-            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(MbCache.STALE_BACKGROUND_PASS_NANOS) + 100);
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(BackgroundReclaim.STALE_PASS_NANOS) + 100);
             while (executor.tasks.size() < 2) {
                 cache.create(next, next, true); // at twice the bound: the stale pass is handed over again
                 next++;
@@ -185,7 +216,7 @@ class BackgroundReclaimTest {
             drainCheckingTheFloor(cache, executor, maxEntries - batch);
 
             assertTrue(cache.size() < maxEntries, "size " + cache.size());
-            assertFalse(cache.backgroundReclaimPending());
+            assertFalse(passPending(cache));
         }
     }
 
@@ -196,7 +227,7 @@ class BackgroundReclaimTest {
     @Test
     void anExecutorThatRunsEveryTaskTwiceRunsEachPassOnce() {
         ManualExecutor executor = new ManualExecutor();
-        try (MbCache cache = cache(64, task -> {
+        try (DedupCache cache = cache(64, task -> {
             executor.execute(task);
             executor.execute(task);
         })) {
@@ -206,7 +237,7 @@ class BackgroundReclaimTest {
 
             assertEquals(60, cache.size(), "100 less ten batches of 4: the first count below 64");
             assertEquals(10, cache.stats().backgroundReclaimPasses());
-            assertFalse(cache.backgroundReclaimPending());
+            assertFalse(passPending(cache));
         }
     }
 
@@ -220,18 +251,17 @@ class BackgroundReclaimTest {
     void executorsThatRunAPassTwiceConcurrentlyNeverTakeTheCountFarBelowTheBound() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
-            java.util.concurrent.Executor twice = task -> {
+            Executor twice = task -> {
                 pool.execute(task);
                 pool.execute(task);
             };
-            java.util.concurrent.Executor queuedThenThrowing = task -> {
+            Executor queuedThenThrowing = task -> {
                 pool.execute(task);
                 throw new RejectedExecutionException("queued all the same");
             };
-            for (java.util.concurrent.Executor executor : List.of(twice, queuedThenThrowing)) {
+            for (Executor executor : List.of(twice, queuedThenThrowing)) {
                 int maxEntries = 1_600;
-                try (MbCache cache = MbCache.builder().bucketBits(6).maxEntries(maxEntries).executor(executor)
-                        .memoryPressureReclaim(false).build()) {
+                try (DedupCache cache = cache(6, maxEntries, executor)) {
                     ConcurrentRounds.together(() -> createRange(cache, 0, 60_000),
                             () -> createRange(cache, 1 << 24, (1 << 24) + 60_000));
                     awaitSettled(cache, 2L * maxEntries);
@@ -250,7 +280,7 @@ class BackgroundReclaimTest {
      * Runs the queued tasks one at a time until none is left, checking after each that background
      * passes alone never took the count below {@code floor}.
      */
-    private static void drainCheckingTheFloor(MbCache cache, ManualExecutor executor, long floor) {
+    private static void drainCheckingTheFloor(DedupCache cache, ManualExecutor executor, long floor) {
         int tasksRun = 0;
         Runnable task;
         while ((task = executor.tasks.poll()) != null) {
@@ -272,7 +302,7 @@ class BackgroundReclaimTest {
     @Test
     void aWriterTheExecutorKeepsUpWithNeverRunsASynchronousPass() throws Exception {
         ExecutorService executor = Executors.newSingleThreadExecutor();
-        try (MbCache cache = MbCache.builder().bucketBits(6).maxEntries(1024).executor(executor).build()) {
+        try (DedupCache cache = cache(6, 1024, executor)) {
             int next = 0;
             for (int burst = 0; burst < 40; burst++) {
                 for (int i = 0; i < 128; i++, next++) {
@@ -297,7 +327,7 @@ class BackgroundReclaimTest {
     @Test
     void afterBurstsOnASingleThreadExecutorTheCountSettlesBelowTheBound() throws Exception {
         ExecutorService executor = Executors.newSingleThreadExecutor();
-        try (MbCache cache = MbCache.builder().bucketBits(6).maxEntries(1024).executor(executor).build()) {
+        try (DedupCache cache = cache(6, 1024, executor)) {
             int next = 0;
             for (int burst = 0; burst < 60; burst++) {
                 for (int i = 0; i < 128; i++, next++) {
@@ -314,11 +344,11 @@ class BackgroundReclaimTest {
     }
 
     /** Waits, up to a generous deadline, until no pass is pending and the count is at most {@code bound}. */
-    private static void awaitSettled(MbCache cache, long bound) throws InterruptedException {
+    private static void awaitSettled(DedupCache cache, long bound) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (cache.backgroundReclaimPending() || cache.size() > bound) {
+        while (passPending(cache) || cache.size() > bound) {
             assertTrue(System.nanoTime() < deadline,
-                    "not settled: size " + cache.size() + ", pending " + cache.backgroundReclaimPending());
+                    "not settled: size " + cache.size() + ", pending " + passPending(cache));
             Thread.sleep(1);
         }
     }

@@ -72,7 +72,7 @@ class MbCacheHardeningTest {
             }
             cache.create(-1, -1, true); // schedules the pass the executor drops
             assertEquals(1, offered.get());
-            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(MbCache.STALE_BACKGROUND_PASS_NANOS) + 100);
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(BackgroundReclaim.STALE_PASS_NANOS) + 100);
             for (int i = 64; i < 200; i++) {
                 cache.create(i, i, true); // reaches 2 * maxEntries: the stale pass is resubmitted
             }

@@ -1,0 +1,106 @@
+package org.mbcache;
+
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * The options of both kernel-port builders ({@link MbCache.Builder}, {@link CompactMbCache.Builder}),
+ * stored and validated in one place. Each public builder holds one, forwards its setters here and
+ * returns itself, so that both keep their own types for chaining and their own Javadoc; a layout's
+ * constructor reads the options, resolving the defaults that differ between the layouts
+ * ({@code maxEntries} per bucket; the create strategy, which only {@code MbCache} offers a choice
+ * of) through the methods below. Not thread-safe, as the builders.
+ *
+ * <p>Unset options are zero or null and mean "the default": {@code maxEntries} and {@code chainCap}
+ * 0, the executor null (the shared daemon thread), the hash seed null (a random one).
+ */
+final class KernelPortOptions {
+
+    private int bucketBits = MbCache.DEFAULT_BUCKET_BITS;
+    private long maxEntries;
+    private Executor executor;
+    private CreateStrategy createStrategy = CreateStrategy.REQUEST_LIST;
+    private Long hashSeed;
+    private int chainCap;
+    private boolean memoryPressureReclaim = true;
+
+    /** Sets log2 of the bucket count; throws {@link IllegalArgumentException} if outside {@code [0, 30]}. */
+    void bucketBits(int bucketBits) {
+        if (bucketBits < 0 || bucketBits > MbCache.MAX_BUCKET_BITS) {
+            throw new IllegalArgumentException(
+                    "bucketBits must be in [0, " + MbCache.MAX_BUCKET_BITS + "], was " + bucketBits);
+        }
+        this.bucketBits = bucketBits;
+    }
+
+    /** Sets the bound; throws {@link IllegalArgumentException} if not positive. */
+    void maxEntries(long maxEntries) {
+        if (maxEntries <= 0) {
+            throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
+        }
+        this.maxEntries = maxEntries;
+    }
+
+    /** Sets where background passes run; throws {@link NullPointerException} if null. */
+    void executor(Executor executor) {
+        this.executor = Objects.requireNonNull(executor, "executor");
+    }
+
+    /** Sets how creates refuse duplicates; throws {@link NullPointerException} if null. */
+    void createStrategy(CreateStrategy createStrategy) {
+        this.createStrategy = Objects.requireNonNull(createStrategy, "createStrategy");
+    }
+
+    /** Fixes the keyed index's seed. */
+    void hashSeed(long hashSeed) {
+        this.hashSeed = hashSeed;
+    }
+
+    /** Sets the chain cap; throws {@link IllegalArgumentException} if below 1. */
+    void chainCap(int chainCap) {
+        if (chainCap < 1) {
+            throw new IllegalArgumentException("chainCap must be at least 1, was " + chainCap);
+        }
+        this.chainCap = chainCap;
+    }
+
+    /** Sets whether the cache takes part in memory-pressure reclaim. */
+    void memoryPressureReclaim(boolean enabled) {
+        this.memoryPressureReclaim = enabled;
+    }
+
+    /** {@return log2 of the bucket count} */
+    int bucketBits() {
+        return bucketBits;
+    }
+
+    /** {@return {@code maxEntries} as set, or {@code entriesPerBucket} a bucket} */
+    long maxEntries(int entriesPerBucket) {
+        return maxEntries > 0 ? maxEntries : (1L << bucketBits) * entriesPerBucket;
+    }
+
+    /** {@return the chain cap as set, or {@link MbCache#defaultChainCap} for this table at {@code maxEntries}} */
+    int chainCap(long maxEntries) {
+        return chainCap > 0 ? chainCap : MbCache.defaultChainCap(maxEntries, bucketBits);
+    }
+
+    /** {@return the executor as set, or the shared daemon thread {@code mbcache-reclaim}} */
+    Executor executor() {
+        return executor != null ? executor : MbCache.defaultExecutor();
+    }
+
+    /** {@return the create strategy, {@link CreateStrategy#REQUEST_LIST} unless set} */
+    CreateStrategy createStrategy() {
+        return createStrategy;
+    }
+
+    /** {@return the hash seed as set, or null for a random one} */
+    Long hashSeed() {
+        return hashSeed;
+    }
+
+    /** {@return whether the cache takes part in memory-pressure reclaim} */
+    boolean memoryPressureReclaim() {
+        return memoryPressureReclaim;
+    }
+}
