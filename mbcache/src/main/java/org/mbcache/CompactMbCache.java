@@ -3,6 +3,8 @@ package org.mbcache;
 import static org.mbcache.CompactTable.COUNT_MASK;
 import static org.mbcache.CompactTable.GENERATION_MASK;
 import static org.mbcache.CompactTable.GENERATION_SHIFT;
+import static org.mbcache.CompactTable.HOT;
+import static org.mbcache.CompactTable.HOT_REFERENCES;
 import static org.mbcache.CompactTable.REFERENCED;
 import static org.mbcache.CompactTable.REUSABLE;
 import static org.mbcache.CompactTable.WAITERS;
@@ -55,9 +57,11 @@ import org.mbcache.internal.StripedStatistics;
  * {@link #deleteOrGetHandle}, {@link #findNextHandle}, {@link #release(long)} and the rest) hands
  * out {@code long} handles instead and allocates nothing: lookups, refused duplicates and new
  * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits and the slot's
- * generation (13 bits) above; {@link #NO_ENTRY} means none. A handle used after it was released is
+ * generation (12 bits) above; {@link #NO_ENTRY} means none. A handle used after it was released is
  * detected (an {@link IllegalStateException}) as long as its slot has not been given to a new pair
- * a multiple of 8,192 times since; a handle of another cache is not detected.
+ * a multiple of 4,096 times since; a handle of another cache is not detected. At most 32,766
+ * references to one pair may be held at once while it is cold (a lookup or create beyond that
+ * throws {@link IllegalStateException}); a hot pair's are not bounded.
  *
  * <p><b>Options.</b> {@link #builder()} has {@link MbCache.Builder}'s options, with two
  * differences: the default {@code maxEntries} is 8 per bucket (a record keeps 13 references inline,
@@ -79,10 +83,11 @@ import org.mbcache.internal.StripedStatistics;
  * ones are never freed, as in MbCache. A snapshot ({@link #writeSnapshot}) lists the pairs in this
  * order, from the hand.
  *
- * <p><b>No hot entries.</b> MbCache spreads the reference count of a heavily contended entry over
- * cells of its own (hot mode). This class does not: a contended slot keeps its one meta word, and
- * every lookup and release of it is a CAS on that word, so a single pair that many threads hit at
- * once costs here what it cost MbCache before hot mode.
+ * <p><b>Hot entries.</b> As in MbCache, a slot whose meta word's CAS keeps failing (many threads
+ * hitting one pair) switches to hot mode: callers' references then go to per-stripe cells of its
+ * own, so hits of one pair on different threads write different cache lines. At most 16 slots of a
+ * cache are hot at once; their cells ({@code (stripes + 1) * 128} bytes each) are allocated at the
+ * switch and dropped when the pair leaves the cache. Cold slots keep their 16 bytes.
  */
 public final class CompactMbCache implements DedupCache {
 
@@ -91,7 +96,10 @@ public final class CompactMbCache implements DedupCache {
      *
      * Storage is CompactTable (slots, bucket records, the free list, handle objects). Everything
      * here follows MbCache's protocol with a slot's meta word where MbCache has an Entry's state
-     * word: count and flags in one word, changed by CAS; a count above zero means "in its chain";
+     * word: count and flags in one word, changed by CAS (a contended slot switches to hot mode, the
+     * protocol of HotReferences, whose argument covers slot reuse too: a claim retires a hot slot's
+     * cells before the slot can be freed, and cells are found by slot, key and generation); a count
+     * above zero means "in its chain";
      * only a claim (count 1 to 0, under the bucket's bit, which then unhashes the slot) or close()
      * takes the cache's own reference.
      *
@@ -124,12 +132,12 @@ public final class CompactMbCache implements DedupCache {
      *    findNext, waitUnused) checks it in the same CAS loop that changes the word, so a handle kept
      *    after its release cannot change the slot's next occupant: it gets an
      *    IllegalStateException (release, findNext) or is ignored (touch, setReusable), unless the
-     *    slot was reused a multiple of 2^13 times in between (the generation wraps; then it acts on
+     *    slot was reused a multiple of 2^12 times in between (the generation wraps; then it acts on
      *    the new occupant as a double release does in MbCache).
      *
      * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,
      * StaleHandleVsSlotReuse) exercise steps 2-4 with two actors and an arbiter; the soak and
-     * CompactMbCacheTest's random-operation tests reuse slots past the generation's 13 bits.
+     * CompactMbCacheTest's random-operation tests reuse slots past the generation's 12 bits.
      *
      * Memory ordering. A new pair's value is a plain store and its meta word a release store
      * (CompactTable.soMeta), both inside the bucket's critical section, before the reference is
@@ -544,7 +552,7 @@ public final class CompactMbCache implements DedupCache {
                 long[] page = table.slotPage(slot);
                 int at = table.valueIndex(slot);
                 long meta = lvMeta(page, at);
-                if ((meta & REFERENCED) == 0 && tryClaim(page, at, meta)) {
+                if ((meta & REFERENCED) == 0 && tryClaim(slot, page, at, meta)) {
                     table.removeAt(bucket, pos);
                     table.free(slot);
                     reclaimed++;
@@ -604,7 +612,7 @@ public final class CompactMbCache implements DedupCache {
         long[] page = pageOf(handle);
         int at = table.valueIndex((int) handle);
         long meta = lvMeta(page, at);
-        if (generation(meta) != generationOf(handle) || count(meta) <= 1) {
+        if (generation(meta) != generationOf(handle) || !heldByAnyCaller((int) handle, meta)) {
             throw referenceNotHeld("findNext of an entry the caller does not hold: " + describe(handle));
         }
         long next;
@@ -716,19 +724,27 @@ public final class CompactMbCache implements DedupCache {
 
     /**
      * Increment-if-not-zero on a slot whose key matches and whose value (by pair) or reusable flag
-     * (by key) does, with one CAS of the whole meta word; the handle, or {@link #NO_ENTRY}.
+     * (by key) does, with one CAS of the whole meta word; the handle, or {@link #NO_ENTRY}. A hot
+     * slot's reference goes to a cell ({@link HotReferences}); a slot whose CAS keeps failing
+     * switches to hot mode.
      */
-    private static long tryAcquireMatching(long[] page, int slot, int key, long value, boolean byPair) {
+    private long tryAcquireMatching(long[] page, int slot, int key, long value, boolean byPair) {
         int at = (slot & ((page.length >>> 1) - 1)) << 1;
         for (;;) {
             long meta = lvMeta(page, at);
             if (!matches(page, at, meta, key, value, byPair)) {
                 return NO_ENTRY;
             }
+            if ((meta & HOT) != 0) {
+                return HOT_REFERENCES.tryAcquire(table, slot, meta) ? handleOf(slot, meta) : NO_ENTRY;
+            }
             if (count(meta) == COUNT_MASK) {
                 throw new IllegalStateException("too many references to the entry of key " + key);
             }
             if (CompactTable.casMeta(page, at, meta, meta + 1)) {
+                return handleOf(slot, meta);
+            }
+            if (table.noteContention(handleOf(slot, meta)) && HOT_REFERENCES.switchToHot(table, slot, meta, 1)) {
                 return handleOf(slot, meta);
             }
         }
@@ -797,7 +813,7 @@ public final class CompactMbCache implements DedupCache {
             int slot = table.slotOfRef(table.refAt(bucket, pos));
             long[] page = table.slotPage(slot);
             int at = table.valueIndex(slot);
-            if (tryClaim(page, at, lvMeta(page, at))) {
+            if (tryClaim(slot, page, at, lvMeta(page, at))) {
                 table.removeAt(bucket, pos);
                 freed = slot;
             } else {
@@ -817,9 +833,16 @@ public final class CompactMbCache implements DedupCache {
         return handle;
     }
 
-    /** Count 1 to 0, keeping key, flags and generation; {@code false} if held (or already 0). */
-    private static boolean tryClaim(long[] page, int at, long meta) {
+    /**
+     * Count 1 to 0, keeping key, flags and generation; {@code false} if held (or already 0). A hot
+     * slot is claimed frozen, and its cells retired before this returns, so before the slot can be
+     * freed and reused ({@link HotReferences}).
+     */
+    private boolean tryClaim(int slot, long[] page, int at, long meta) {
         for (;;) {
+            if ((meta & HOT) != 0) {
+                return HOT_REFERENCES.tryClaim(table, slot, meta);
+            }
             if (count(meta) != 1) {
                 return false;
             }
@@ -856,19 +879,28 @@ public final class CompactMbCache implements DedupCache {
         int generation = generationOf(handle);
         for (;;) {
             long meta = lvMeta(page, at);
-            if (generation(meta) != generation || count(meta) <= 1) {
-                throw referenceNotHeld("entry released more often than it was handed out: " + describe(handle));
-            }
-            long next = meta - 1;
-            if (CompactTable.casMeta(page, at, meta, next)) {
-                if ((next & WAITERS) != 0 && count(next) <= 2) {
-                    setFlag(page, at, generation, WAITERS, false);
-                    // If this throws (the queue lock's node), the waiters find the slot unused at
-                    // their next re-check, as in MbCache.
-                    unusedWaiters.wake(this);
+            boolean wake;
+            if (generation(meta) == generation && (meta & HOT) != 0) {
+                int outcome = HOT_REFERENCES.release(table, slot, meta);
+                if (outcome == HotReferences.REFUSED) {
+                    throw referenceNotHeld("entry released more often than it was handed out: " + describe(handle));
                 }
-                return;
+                wake = outcome == HotReferences.RELEASED_WAKE;
+            } else if (generation(meta) != generation || count(meta) <= 1) {
+                throw referenceNotHeld("entry released more often than it was handed out: " + describe(handle));
+            } else if (CompactTable.casMeta(page, at, meta, meta - 1)) {
+                wake = (meta & WAITERS) != 0 && count(meta - 1) <= 2;
+            } else {
+                table.noteContention(handle);
+                continue;
             }
+            if (wake) {
+                setFlag(page, at, generation, WAITERS, false);
+                // If this throws (the queue lock's node), the waiters find the slot unused at
+                // their next re-check, as in MbCache.
+                unusedWaiters.wake(this);
+            }
+            return;
         }
     }
 
@@ -1001,14 +1033,18 @@ public final class CompactMbCache implements DedupCache {
         }
         int at = table.valueIndex((int) handle);
         int generation = generationOf(handle);
-        boolean unused = unusedWaiters.await(this, () -> closed || !markWaitingUnlessUnused(page, at, generation), nanos);
+        int slot = (int) handle;
+        boolean unused = unusedWaiters.await(this, () -> closed || !markWaitingUnlessUnused(slot, page, at, generation), nanos);
         ensureOpen();
         return unused;
     }
 
-    private static boolean markWaitingUnlessUnused(long[] page, int at, int generation) {
+    private boolean markWaitingUnlessUnused(int slot, long[] page, int at, int generation) {
         for (;;) {
             long meta = lvMeta(page, at);
+            if (generation(meta) == generation && (meta & HOT) != 0) {
+                return HOT_REFERENCES.markWaitingUnlessUnused(table, slot, meta);
+            }
             if (generation(meta) != generation || count(meta) <= 2) {
                 return false;
             }
@@ -1016,6 +1052,41 @@ public final class CompactMbCache implements DedupCache {
                 return true;
             }
         }
+    }
+
+    /** Whether a caller holds the live occupant whose meta word is {@code meta} ({@code findNext}'s check). */
+    private boolean heldByAnyCaller(int slot, long meta) {
+        return (meta & HOT) != 0 ? HOT_REFERENCES.heldByAnyCaller(table, slot, meta) : count(meta) > 1;
+    }
+
+    /** Switches a held handle's slot to hot mode, as contended hits do (tests); whether it is hot now. */
+    boolean switchToHot(long handle) {
+        long meta = lvMeta(pageOf(handle), table.valueIndex((int) handle));
+        if (generation(meta) == generationOf(handle)) {
+            HOT_REFERENCES.switchToHot(table, (int) handle, meta, 0);
+        }
+        return isHot(handle);
+    }
+
+    /** Whether a handle's slot is in hot mode with the handle's generation. */
+    boolean isHot(long handle) {
+        long meta = lvMeta(pageOf(handle), table.valueIndex((int) handle));
+        return generation(meta) == generationOf(handle) && count(meta) != 0 && (meta & HOT) != 0;
+    }
+
+    /** Slots with cells now: hot ones (at most {@value HotReferences#MAX_HOT_ENTRIES}). */
+    int hotSlots() {
+        return table.hotSlots();
+    }
+
+    /** The handle of one of a compact cache's entry objects (tests). */
+    static long handleOfEntry(CacheEntry entry) {
+        return ((Entry) entry).handle;
+    }
+
+    /** The cache of one of a compact cache's entry objects (tests). */
+    static CompactMbCache cacheOf(CacheEntry entry) {
+        return ((Entry) entry).cache;
     }
 
     /** The slot page of a handle in this cache's range, or {@link IllegalArgumentException}. */
@@ -1031,7 +1102,8 @@ public final class CompactMbCache implements DedupCache {
         long[] page = table.slotPage((int) handle);
         long meta = lvMeta(page, table.valueIndex((int) handle));
         return "CompactMbCache.Entry[slot=" + (int) handle + ", generation=" + generationOf(handle)
-                + ", slot generation=" + generation(meta) + ", key=" + keyOf(meta) + ", refcount=" + count(meta) + "]";
+                + ", slot generation=" + generation(meta) + ", key=" + keyOf(meta)
+                + ", refcount=" + HOT_REFERENCES.references(table, (int) handle, meta) + "]";
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -1260,7 +1332,7 @@ public final class CompactMbCache implements DedupCache {
         table.lock(bucket);
         try {
             long meta = lvMeta(page, at);
-            if ((meta ^ seen) >>> GENERATION_SHIFT != 0 || !tryClaim(page, at, meta)) {
+            if ((meta ^ seen) >>> GENERATION_SHIFT != 0 || !tryClaim(slot, page, at, meta)) {
                 return false; // another generation or key (reused meanwhile), or held now
             }
             int pos = table.positionOf(bucket, slot);
@@ -1344,6 +1416,9 @@ public final class CompactMbCache implements DedupCache {
                         do {
                             meta = lvMeta(page, at);
                         } while (!CompactTable.casMeta(page, at, meta, meta & ~(long) COUNT_MASK));
+                        if ((meta & HOT) != 0) {
+                            HOT_REFERENCES.retire(table, slot, meta);
+                        }
                     }
                     table.clear(bucket);
                 } finally {

@@ -12,9 +12,11 @@ import java.util.Arrays;
  * <h2>Slots</h2>
  * A slot is two {@code long}s side by side in a slot page ({@code 2^slotPageBits} slots a page, at
  * most 2^14 slots, 256 KiB: below half of G1's smallest region, so no page is a humongous object): the value, then the <em>meta word</em>, the key in the upper 32 bits and the state in
- * the lower 32: the reference count in bits 0-15, {@link #REFERENCED} (16), {@link #REUSABLE} (17),
- * {@link #WAITERS} (18) and the slot's generation in bits 19-31 (13 bits, advanced each time the
- * slot is handed to a new pair). Sixteen bytes at a 16-byte offset from the array's first element:
+ * the lower 32: the reference count in bits 0-14 (so at most 32,766 callers hold one pair at once,
+ * unless it is hot), {@link #REFERENCED} (15), {@link #REUSABLE} (16), {@link #WAITERS} (17),
+ * {@link #FROZEN} (18), {@link #HOT} (19) and the slot's generation in bits 20-31 (12 bits, advanced
+ * each time the slot is handed to a new pair). A hot slot's cells are in a table of at most
+ * {@value HotReferences#MAX_HOT_ENTRIES} per cache (see "Hot slots" below). Sixteen bytes at a 16-byte offset from the array's first element:
  * the JVM aligns arrays to 8 bytes only, so a slot straddles two cache lines only where the page
  * happens to start at an odd multiple of 8 (then one slot in four does). Count zero means free (or removed, or killed by close). Slot 0 is never
  * used, so that a bucket reference of zero means "empty".
@@ -44,7 +46,7 @@ import java.util.Arrays;
  * (a racing optimistic reader may follow a reference into a page it has not seen yet: it finds
  * {@code null} there and retries under the lock).
  */
-final class CompactTable {
+final class CompactTable implements HotReferences.Host {
 
     static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(long[][].class);
@@ -64,12 +66,20 @@ final class CompactTable {
     }
 
     // The state half of a meta word.
-    static final int COUNT_MASK = 0xFFFF;
-    static final int REFERENCED = 1 << 16;
-    static final int REUSABLE = 1 << 17;
-    static final int WAITERS = 1 << 18;
-    static final int GENERATION_SHIFT = 19;
-    static final int GENERATION_MASK = 0x1FFF;
+    static final int COUNT_MASK = 0x7FFF;
+    static final int REFERENCED = 1 << 15;
+    static final int REUSABLE = 1 << 16;
+    static final int WAITERS = 1 << 17;
+    /** A thread is deciding on the exact number of callers of a hot slot ({@link HotReferences}). */
+    static final int FROZEN = 1 << 18;
+    /** Callers' references are counted in the slot's cells too ({@link HotReferences}). */
+    static final int HOT = 1 << 19;
+    static final int GENERATION_SHIFT = 20;
+    static final int GENERATION_MASK = 0xFFF;
+    /** The bits of a meta word that name its occupant: the key and the generation. */
+    static final long IDENTITY = 0xFFFF_FFFF_0000_0000L | (long) GENERATION_MASK << GENERATION_SHIFT;
+    /** The hot-mode protocol over a meta word; this table is its {@link HotReferences.Host}, a slot its {@code at}. */
+    static final HotReferences HOT_REFERENCES = new HotReferences(COUNT_MASK, FROZEN, HOT, WAITERS, IDENTITY);
 
     /** Longs a bucket record takes: the head word and seven longs of fourteen ints. */
     static final int RECORD_LONGS = 8;
@@ -440,6 +450,113 @@ final class CompactTable {
         }
         Object witness = OBJECTS.compareAndExchange(handles, slot & slotPageMask, expected, candidate);
         return witness == expected ? candidate : witness;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Hot slots (HotReferences.Host): the cells of at most MAX_HOT_ENTRIES slots, and the vote
+    // ---------------------------------------------------------------------------------------------
+
+    /*
+     * hotCells[i] is null or the cells of one hot occupant, tagged in elements 0 and 1 (which no
+     * stripe uses) with the occupant's identity bits of the meta word and its slot, written before
+     * the cells are published. One slot's cells sit at slot & 15 unless that is taken (then the next
+     * free index), so a lookup usually reads one reference; it scans all 16 only for a slot that has
+     * none. Publishing is serialized by hotLock (rare: a switch), so an occupant has at most one
+     * entry; retiring is a CAS to null. Why a reused slot never inherits cells is HotReferences'
+     * "Retiring, and slot reuse".
+     */
+    private final long[][] hotCells = new long[HotReferences.MAX_HOT_ENTRIES][];
+    private final Object hotLock = new Object();
+    /** Per vote slot, the handle (slot and generation) the contention vote favours; racy on purpose. */
+    private final long[] contended = new long[CONTENTION_SLOTS];
+    /** Per vote slot, the favoured occupant's net votes. */
+    private final int[] contentionVotes = new int[CONTENTION_SLOTS];
+    private static final int CONTENTION_SLOTS = 4;
+
+    @Override
+    public long lvWord(long at) {
+        int slot = (int) at;
+        return lvMeta(slotPage(slot), valueIndex(slot));
+    }
+
+    @Override
+    public boolean casWord(long at, long expected, long updated) {
+        int slot = (int) at;
+        return casMeta(slotPage(slot), valueIndex(slot), expected, updated);
+    }
+
+    @Override
+    public long[] hotCells(long at, long word) {
+        int first = (int) at & (HotReferences.MAX_HOT_ENTRIES - 1);
+        long owner = word & IDENTITY;
+        for (int n = 0; n < HotReferences.MAX_HOT_ENTRIES; n++) {
+            long[] cells = (long[]) PAGES.getAcquire(hotCells, (first + n) & (HotReferences.MAX_HOT_ENTRIES - 1));
+            if (cells != null && cells[0] == owner && cells[1] == at) {
+                return cells;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public boolean publishHotCells(long at, long word, long[] cells) {
+        cells[0] = word & IDENTITY;
+        cells[1] = at;
+        int first = (int) at & (HotReferences.MAX_HOT_ENTRIES - 1);
+        synchronized (hotLock) {
+            if (hotCells(at, word) != null) {
+                return false;
+            }
+            for (int n = 0; n < HotReferences.MAX_HOT_ENTRIES; n++) {
+                int i = (first + n) & (HotReferences.MAX_HOT_ENTRIES - 1);
+                if (PAGES.compareAndSet(hotCells, i, (long[]) null, cells)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    @Override
+    public void retireHotCells(long at, long[] cells) {
+        for (int i = 0; i < HotReferences.MAX_HOT_ENTRIES; i++) {
+            if (PAGES.compareAndSet(hotCells, i, cells, (long[]) null)) {
+                return;
+            }
+        }
+    }
+
+    /** Slots with cells now (hot ones, and a switch in progress). */
+    int hotSlots() {
+        int n = 0;
+        for (int i = 0; i < HotReferences.MAX_HOT_ENTRIES; i++) {
+            if (PAGES.getAcquire(hotCells, i) != null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Notes a failed CAS on the meta word of the occupant {@code handle} (slot and generation) and
+     * answers whether it has been contended often enough to switch to hot mode: MbCache's majority
+     * vote ({@code MbCache.noteContention}), by handle instead of entry. Plain fields, racy on
+     * purpose: a lost or torn vote only moves a switch, which is correct whenever it happens.
+     */
+    boolean noteContention(long handle) {
+        int v = ((int) handle * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(CONTENTION_SLOTS));
+        int votes = contentionVotes[v];
+        if (contended[v] == handle) {
+            contentionVotes[v] = votes + 1;
+            return votes + 1 >= HotReferences.HOT_SWITCH_VOTES;
+        }
+        if (votes > 0) {
+            contentionVotes[v] = votes - 1;
+        } else {
+            contended[v] = handle;
+            contentionVotes[v] = 1;
+        }
+        return false;
     }
 
     // ---------------------------------------------------------------------------------------------

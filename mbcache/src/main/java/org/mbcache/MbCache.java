@@ -171,8 +171,9 @@ public final class MbCache implements DedupCache {
      * ACL), the state word's line moves on every hit, so such an entry switches to hot mode once its
      * acquire CAS keeps failing: callers' references then go to per-stripe cells of its own, and the
      * exact decisions (claims, waitUnused, the over-release check) freeze the word and sum the cells.
-     * Entry's class comment has the protocol and its argument; at most Entry.MAX_HOT_ENTRIES entries
-     * of a cache are hot, and cold entries keep the protocol above, unchanged.
+     * HotReferences' class comment has the protocol and its argument (shared with CompactMbCache's
+     * slots); at most HotReferences.MAX_HOT_ENTRIES entries of a cache are hot, and cold entries
+     * keep the protocol above, unchanged.
      *
      * Memory ordering, by structure. Chain arrays, request lists and the LRU list are plain fields
      * guarded by a lock (bucket bit or LRU lock); optimistic reads of chains are validated as
@@ -280,131 +281,37 @@ public final class MbCache implements DedupCache {
      *
      * <h2>Hot mode</h2>
      *
-     * An entry whose acquire or release CAS keeps failing (another thread wrote the word in
-     * between) switches to hot mode, for the rest of its life (a {@code percpu_ref} that never goes
-     * back to atomic mode until it dies). "Keeps failing" is a vote: every failed CAS is noted on
-     * the cache ({@link MbCache#noteContention}), and an acquire whose CAS failed switches once its
-     * entry has won {@value #HOT_SWITCH_VOTES} more votes than the other entries noted in its slot;
-     * a CAS failure alone is no sign (two threads meet on an entry by chance with uniform keys too),
-     * and a contended hit's CAS fails only now and then, though every one of its hits moves the line. A hot entry has
-     * {@link #hotCells}: one {@code long} counter per stripe ({@link StripedStatistics#stripeOf},
-     * {@value #CELL_STRIDE} longs, 128 bytes, apart). Invariant of a live hot entry:
-     *
-     * <pre>    callers' references = (count(state) - 1) + sum of the cells,   every cell &gt;= 0</pre>
-     *
-     * A hot hit adds 1 to its own stripe's cell and only reads the state word, so threads that hit
-     * the same entry write lines of their own. The count part of the state word keeps the cache's
-     * reference and the callers' references taken before the switch; nothing adds to it in hot mode.
-     *
-     * <p><b>Freezing.</b> Decisions that need the exact number of callers (a claim, the wait
-     * condition of {@code waitUnused}, the wake-up check of a release while somebody waits, the
-     * last check before calling a release an over-release, {@code findNext}'s check that the caller
-     * holds the entry) CAS {@link #FROZEN} into the word (one freezer at a time: a thread that
-     * finds it set waits until it is clear), sweep the cells, decide, and CAS it out again, or, for a
-     * successful claim, CAS the word to count 0 and the bit out at once. While the bit is set,
-     * only the freezer and {@link #kill} change the count (a release CASes the count down only from
-     * a word without {@link #FROZEN}), hits wait before they add to a cell, and the cells change
-     * only by releases, which decrease them, and by hits that had passed that wait before the
-     * freeze ("in flight"). Nothing between freezing and thawing allocates, calls out or waits,
-     * so the bit is always cleared again.
-     *
-     * <p><b>Memory ordering.</b> Every access to the state word and to a cell that decides anything
-     * is a volatile-mode {@link VarHandle} access (getVolatile, compareAndSet, getAndAdd), so all of
-     * them are in the Java memory model's synchronization order, a total order consistent with each
-     * thread's program order; every argument below is about that order. {@link #hotCells} is written
-     * (a volatile CAS) before the CAS that sets {@link #HOT}, so whoever reads {@link #HOT} from the
-     * word sees the cells (or {@code null} once the entry died, which it then treats as dead). The
-     * constructor's plain store of the word is published as the class comment of {@link MbCache}
-     * says.
-     *
-     * <p><b>Hit vs claim.</b> A hot hit reads the word (dead: fail; {@link #FROZEN}: wait until
-     * clear), adds 1 to its cell (a), reads the word again (b): live and not frozen, it holds the
-     * entry; frozen, it waits until the freezer is done and then holds it if the entry is live, or
-     * takes its 1 back and fails if it is dead. A claim freezes (f), sweeps (reading cell i at
-     * s(i)), and kills only if the count was 1 and every cell read 0. If the hit's (a) precedes the
-     * sweep's read of its cell, the sweep sees its unit (a release may have taken that very unit
-     * instead of its own, which leaves the sum the same), the claim fails, and the hit finds the
-     * entry live: it holds it, linearized at (a), before the claim. If (a) follows that read, it
-     * follows (f), so (b) reads the word at or after (f): while frozen the hit waits for the
-     * outcome, a dead entry makes it fail (linearized after the claim) and a live one succeed; a
-     * word read at (b) that is no longer frozen but live means the freeze ended live before (b),
-     * and every later freeze starts after (a) and counts the unit. So a claim never kills an entry
-     * a hit returns, and a hit never returns an entry a claim killed. A claim that fails because of
-     * an in-flight hit fails correctly: that hit keeps its reference (the entry stays live) and is
-     * linearized at its add. The cheap pre-check of a claim (a positive cell or a count above 1, read
-     * without freezing: busy) is the same argument with one read.
-     *
-     * <p><b>A sweep never undercounts.</b> During a freeze the count is fixed and each cell, once
-     * swept, only decreases, apart from units added after the sweep passed it by hits in flight,
-     * which wait for the freeze's outcome and are linearized after it. So the sum read is at least
-     * the callers' number at the end of the freeze, counting every unit of a hit it saw. Exact
-     * decisions use it in the direction that cannot hurt: a claim kills only on 0 (the entry is then
-     * unused at the kill); a release finds its own unit (at least 1 callers remain until it is
-     * spent); an over-release is declared only when the sweep finds nothing and the count is 1,
-     * which at the end of the freeze means no caller at all. The sum may overcount (a cell swept
-     * before a release took from it): a claim then fails or a waiter waits, both of which a
-     * caller that held the entry at the sweep's start justifies, and the releaser wakes the waiter
-     * (next paragraph).
-     *
-     * <p><b>Release vs waitUnused.</b> A hot release takes one unit: from its own cell if positive,
-     * else from any positive cell (references are interchangeable: one taken on another thread may
-     * be released here), else from the count if above 1 and the word not frozen, else it freezes and
-     * looks again exactly; a cell is decremented only by a CAS from a positive value, so cells never
-     * go below 0. Then it reads the word, and if {@link #WAITERS} is set it freezes and sums: at most
-     * one caller (the waiter's own reference) and it wakes the waiters, as a cold release does when
-     * its CAS leaves a count of 2. A waiter freezes with {@link #WAITERS} in the same CAS and sums:
-     * at most one caller and it does not wait. No lost wake-up: if a release's decrement comes
-     * before the waiter's sweep reads that cell, the sweep sees it; if after, then after the
-     * waiter's freezing CAS, so the release's read of the word (after its decrement) sees
-     * {@link #WAITERS} (only a waker clears it, and it wakes the queue when it does) and it sums
-     * again, after its own decrement and, frozen one at a time, after any other release's; the last
-     * release sees them all. The wait queue's own handshake is {@link HashedWaitQueues}'.
-     *
-     * <p><b>Switch-over vs release on another thread.</b> The switch is a CAS of the word that adds
-     * {@link #HOT} (and the switching hit's reference) to the word it read, so every cold operation
-     * that read the word before fails its CAS, re-reads, and takes the hot path; a cold reference
-     * released after the switch comes out of the count (or a cell: interchangeable), so the
-     * invariant holds across it, and a cold claim from count 1 cannot succeed on a word that
-     * changed. The cells are allocated first (and the hot-entry budget taken): if the allocation
-     * throws (out of memory), the entry stays cold and the budget is given back, and the hit goes
-     * on with the cold protocol.
-     *
-     * <p><b>Over-release.</b> A release that finds no unit anywhere, frozen, with the count at 1
-     * throws {@link IllegalStateException} and changes nothing, as a cold one does at count 1; on a
-     * dead entry likewise. What no counter can see stays as in cold mode: a caller that releases
-     * twice while another holder still uses the entry spends that holder's reference.
+     * An entry whose acquire or release CAS keeps failing switches to hot mode
+     * ({@link MbCache#noteContention} votes, then {@link #switchToHot}): callers' references then go
+     * to per-stripe cells of its own ({@link #hotCells}), and the exact decisions (claims,
+     * {@code waitUnused}, the over-release check, {@code findNext}'s check) freeze the word and sum
+     * the cells. The protocol and its argument are {@link HotReferences}', shared with
+     * {@link CompactMbCache}'s slots; each method below runs its cold CAS loop and hands the word to
+     * {@link #HOT_REFERENCES} once it reads {@link #HOT}. The entry is that class's {@link
+     * HotReferences.Host} (the {@code at} argument unused; the word zero-extended to a {@code long},
+     * with no identity bits: an entry object is never reused).
      *
      * <p><b>Memory.</b> A cold entry is 40 bytes with compressed oops, the cells field filling what
-     * was alignment padding. At most {@value #MAX_HOT_ENTRIES} entries of a cache are hot at once (a
-     * counter on the cache, given back when a hot entry dies); each holds {@code (stripes + 1) * 128}
-     * bytes of cells ({@link StripedStatistics#stripeCount}: 2 KiB up to 2 processors, 33 KiB from
-     * 32), dropped when it dies. When the budget is spent, contended entries stay cold: correct,
-     * only slower. {@code close()} kills every entry ({@link #kill}); a dead entry's cells do not
-     * matter.
+     * was alignment padding. At most {@value HotReferences#MAX_HOT_ENTRIES} entries of a cache are
+     * hot at once (a counter on the cache, given back when a hot entry dies). {@code close()} kills
+     * every entry ({@link #kill}), which retires the cells of a hot one.
      */
-    static final class Entry implements CacheEntry {
+    static final class Entry implements CacheEntry, HotReferences.Host {
         static final int COUNT_MASK = (1 << 27) - 1;
-        /** A thread is deciding on the exact number of callers of a hot entry; see the class comment. */
+        /** A thread is deciding on the exact number of callers of a hot entry; see {@link HotReferences}. */
         static final int FROZEN = 1 << 27;
         static final int REFERENCED = 1 << 28;
         static final int REUSABLE = 1 << 29;
         static final int WAITERS = 1 << 30;
-        /** Callers' references are counted in {@link #hotCells} too; see the class comment. */
+        /** Callers' references are counted in {@link #hotCells} too; see {@link HotReferences}. */
         static final int HOT = 1 << 31;
 
-        /** Net contention votes ({@link MbCache#noteContention}) that switch an entry to hot mode. */
-        static final int HOT_SWITCH_VOTES = 4;
-        /** How many entries of one cache may be hot at once. */
-        static final int MAX_HOT_ENTRIES = 16;
-        /** Longs from one stripe's cell to the next: 128 bytes, apart also for the adjacent-line prefetcher. */
-        static final int CELL_STRIDE = 16;
-        private static final int CELL_MASK = StripedStatistics.stripeCount() - 1;
-        /** Spins on a frozen word before a waiting thread starts yielding its processor. */
-        private static final int SPINS_BEFORE_YIELD = 64;
+        /** The hot-mode protocol over this word's bits (no identity bits: entries are never reused). */
+        static final HotReferences HOT_REFERENCES =
+                new HotReferences(COUNT_MASK, FROZEN, Integer.toUnsignedLong(HOT), WAITERS, 0L);
 
         private static final VarHandle STATE;
         private static final VarHandle HOT_CELLS;
-        private static final VarHandle CELL = MethodHandles.arrayElementVarHandle(long[].class);
 
         static {
             try {
@@ -434,9 +341,8 @@ public final class MbCache implements DedupCache {
          */
         private Entry lruNext;
         /**
-         * A hot entry's per-stripe reference counters (stripe {@code i}'s at
-         * {@code (i + 1) * CELL_STRIDE}); {@code null} while cold and once dead. Set by a volatile CAS
-         * before {@link #HOT} is set, cleared by {@link #retireHotCells}.
+         * A hot entry's per-stripe reference counters ({@link HotReferences}); {@code null} while cold
+         * and once dead. Set by a volatile CAS before {@link #HOT} is set, cleared when it dies.
          */
         private volatile long[] hotCells;
 
@@ -462,6 +368,42 @@ public final class MbCache implements DedupCache {
             return STATE.compareAndSet(this, expected, updated);
         }
 
+        // HotReferences.Host: the word zero-extended; at is unused.
+
+        @Override
+        public long lvWord(long at) {
+            return Integer.toUnsignedLong(state);
+        }
+
+        @Override
+        public boolean casWord(long at, long expected, long updated) {
+            return STATE.compareAndSet(this, (int) expected, (int) updated);
+        }
+
+        @Override
+        public long[] hotCells(long at, long word) {
+            return hotCells;
+        }
+
+        @Override
+        public boolean publishHotCells(long at, long word, long[] cells) {
+            if (cache == null || !cache.reserveHotEntry()) {
+                return false;
+            }
+            if (!HOT_CELLS.compareAndSet(this, (long[]) null, cells)) {
+                cache.giveBackHotEntry();
+                return false;
+            }
+            return true;
+        }
+
+        @Override
+        public void retireHotCells(long at, long[] cells) {
+            if (HOT_CELLS.compareAndSet(this, cells, (long[]) null)) {
+                cache.giveBackHotEntry();
+            }
+        }
+
         /** Whether the entry is in hot mode (its references partly counted in per-stripe cells). */
         boolean isHot() {
             return (lvState() & HOT) != 0;
@@ -477,7 +419,7 @@ public final class MbCache implements DedupCache {
             for (;;) {
                 int s = lvState();
                 if ((s & HOT) != 0) {
-                    return tryAcquireHot(s);
+                    return HOT_REFERENCES.tryAcquire(this, 0, Integer.toUnsignedLong(s));
                 }
                 int count = count(s);
                 if (count == 0) {
@@ -495,155 +437,12 @@ public final class MbCache implements DedupCache {
             }
         }
 
-        /** The hot hit of the class comment: a unit in the own cell, kept unless the entry died. */
-        private boolean tryAcquireHot(int s) {
-            if ((s & FROZEN) != 0) {
-                s = awaitThawed();
-            }
-            long[] cells = hotCells;
-            if (count(s) == 0 || cells == null) {
-                return false;
-            }
-            int own = ownCell();
-            CELL.getAndAdd(cells, own, 1L);
-            s = lvState();
-            if ((s & FROZEN) != 0) {
-                s = awaitThawed();
-            }
-            if (count(s) != 0) {
-                return true;
-            }
-            CELL.getAndAdd(cells, own, -1L); // dead: nobody counts the cells any more
-            return false;
-        }
-
         /**
-         * Switches a cold entry to hot mode, adding {@code references} to the count in the same CAS.
-         * Allocates the cells first; a Throwable there, a spent budget, a dead entry or another
-         * thread's switch leave the entry as it was (then {@code false}).
+         * Switches a cold entry to hot mode, adding {@code references} to the count in the same CAS
+         * ({@link HotReferences#switchToHot}); {@code false} if it stayed as it was.
          */
         boolean switchToHot(int references) {
-            if (cache == null || hotCells != null || !cache.reserveHotEntry()) {
-                return false;
-            }
-            long[] cells;
-            try {
-                cells = new long[(CELL_MASK + 2) * CELL_STRIDE];
-            } catch (Throwable allocationFailure) {
-                cache.giveBackHotEntry();
-                return false;
-            }
-            if (!HOT_CELLS.compareAndSet(this, null, cells)) {
-                cache.giveBackHotEntry();
-                return false;
-            }
-            for (;;) {
-                int s = lvState();
-                if (count(s) == 0 || count(s) + references >= COUNT_MASK) {
-                    // Dead (or saturated): the cells go back unless a kill took them already.
-                    if (HOT_CELLS.compareAndSet(this, cells, null)) {
-                        cache.giveBackHotEntry();
-                    }
-                    return false;
-                }
-                if (casState(s, (s + references) | HOT)) {
-                    return true;
-                }
-            }
-        }
-
-        /** Index of the calling thread's cell in {@link #hotCells}. */
-        private static int ownCell() {
-            return (StripedStatistics.stripeOfCurrentThread(CELL_MASK) + 1) * CELL_STRIDE;
-        }
-
-        /** Waits until no thread freezes the word; the word then. */
-        private int awaitThawed() {
-            for (int spins = 0; ; spins++) {
-                int s = lvState();
-                if ((s & FROZEN) == 0) {
-                    return s;
-                }
-                if (spins < SPINS_BEFORE_YIELD) {
-                    Thread.onSpinWait();
-                } else {
-                    Thread.yield();
-                }
-            }
-        }
-
-        /**
-         * Sets {@link #FROZEN} (and {@code flags}) once no other thread has it set, unless the entry
-         * is dead.
-         *
-         * @return the word before this freeze (dead: count 0, and nothing was set)
-         */
-        private int freeze(int flags) {
-            for (;;) {
-                int s = awaitThawed();
-                if (count(s) == 0 || casState(s, s | FROZEN | flags)) {
-                    return s;
-                }
-            }
-        }
-
-        /** Clears {@link #FROZEN} and {@code flags}, keeping what others changed meanwhile (flags, a kill). */
-        private void thaw(int flags) {
-            for (;;) {
-                int s = lvState();
-                if (casState(s, s & ~(FROZEN | flags))) {
-                    return;
-                }
-            }
-        }
-
-        /** The sum of the cells, read one by one (exact while frozen: see the class comment). */
-        private static long sumCells(long[] cells) {
-            long sum = 0;
-            for (int i = CELL_STRIDE; i < cells.length; i += CELL_STRIDE) {
-                sum += (long) CELL.getVolatile(cells, i);
-            }
-            return sum;
-        }
-
-        /** Whether some cell is positive, read without freezing: a caller holds the entry (or one in flight). */
-        private static boolean anyCellPositive(long[] cells) {
-            for (int i = CELL_STRIDE; i < cells.length; i += CELL_STRIDE) {
-                if ((long) CELL.getVolatile(cells, i) > 0) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        /** Takes one unit from cell {@code i} if it holds any (a CAS from a positive value). */
-        private static boolean takeFromCell(long[] cells, int i) {
-            for (;;) {
-                long v = (long) CELL.getVolatile(cells, i);
-                if (v <= 0) {
-                    return false;
-                }
-                if (CELL.compareAndSet(cells, i, v, v - 1)) {
-                    return true;
-                }
-            }
-        }
-
-        /** Takes one unit from any positive cell. */
-        private static boolean takeFromAnyCell(long[] cells) {
-            for (int i = CELL_STRIDE; i < cells.length; i += CELL_STRIDE) {
-                if (takeFromCell(cells, i)) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        /** Drops the cells of an entry that died and gives its place in the hot budget back. */
-        private void retireHotCells() {
-            if (HOT_CELLS.getAndSet(this, (long[]) null) != null) {
-                cache.giveBackHotEntry();
-            }
+            return HOT_REFERENCES.switchToHot(this, 0, lvWord(0), references);
         }
 
         /**
@@ -658,7 +457,11 @@ public final class MbCache implements DedupCache {
             for (;;) {
                 int s = lvState();
                 if ((s & HOT) != 0) {
-                    return releaseHot();
+                    int outcome = HOT_REFERENCES.release(this, 0, Integer.toUnsignedLong(s));
+                    if (outcome == HotReferences.REFUSED) {
+                        throw overRelease();
+                    }
+                    return outcome == HotReferences.RELEASED_WAKE;
                 }
                 if (count(s) <= 1) {
                     throw overRelease();
@@ -681,63 +484,6 @@ public final class MbCache implements DedupCache {
             return cache == null ? new IllegalStateException(misuse) : cache.referenceNotHeld(misuse);
         }
 
-        /** The hot release of the class comment, then its wake-up check. */
-        private boolean releaseHot() {
-            long[] cells = hotCells;
-            if (cells == null || count(lvState()) == 0) {
-                throw overRelease();
-            }
-            if (!takeFromCell(cells, ownCell()) && !takeFromAnyCell(cells) && !releaseFromCount(cells)) {
-                throw overRelease();
-            }
-            if ((lvState() & WAITERS) == 0) {
-                return false;
-            }
-            int s = freeze(0);
-            if (count(s) == 0) {
-                return false;
-            }
-            long callers = count(s) - 1 + sumCells(cells);
-            thaw(0);
-            return callers <= 1;
-        }
-
-        /** A hot release that found no cell with a unit: the count if above 1, else an exact look. */
-        private boolean releaseFromCount(long[] cells) {
-            for (;;) {
-                int s = awaitThawed();
-                if (count(s) == 0) {
-                    return false;
-                }
-                if (count(s) > 1) {
-                    if (casState(s, s - 1)) {
-                        return true;
-                    }
-                    continue;
-                }
-                s = freeze(0);
-                if (count(s) == 0) {
-                    return false;
-                }
-                if (takeFromAnyCell(cells)) {
-                    thaw(0);
-                    return true;
-                }
-                if (count(s) > 1) {
-                    // Only the freezer changes the count while frozen (and a kill, to 0: then done).
-                    for (;;) {
-                        int frozen = lvState();
-                        int thawed = count(frozen) == 0 ? frozen & ~FROZEN : (frozen & ~FROZEN) - 1;
-                        if (casState(frozen, thawed)) {
-                            return true;
-                        }
-                    }
-                }
-                thaw(0);
-                return false;
-            }
-        }
-
         /**
          * Drops the cache's reference if it is the only one (count 1, and for a hot entry no unit in
          * any cell): reclaim, the chain cap and {@code deleteOrGet}. Flags survive; the count goes to
@@ -749,37 +495,12 @@ public final class MbCache implements DedupCache {
             for (;;) {
                 int s = lvState();
                 if ((s & HOT) != 0) {
-                    return tryClaimHot(s);
+                    return HOT_REFERENCES.tryClaim(this, 0, Integer.toUnsignedLong(s));
                 }
                 if (count(s) != 1) {
                     return false;
                 }
                 if (casState(s, s & ~COUNT_MASK)) {
-                    return true;
-                }
-            }
-        }
-
-        private boolean tryClaimHot(int s) {
-            long[] cells = hotCells;
-            if (count(s) != 1 || cells == null || anyCellPositive(cells)) {
-                return false;
-            }
-            s = freeze(0);
-            if (count(s) != 1 || sumCells(cells) != 0) {
-                if (count(s) != 0) {
-                    thaw(0);
-                }
-                return false;
-            }
-            for (;;) {
-                int frozen = lvState();
-                if (count(frozen) == 0) { // killed meanwhile (close)
-                    thaw(0);
-                    return false;
-                }
-                if (casState(frozen, frozen & ~(FROZEN | COUNT_MASK))) {
-                    retireHotCells();
                     return true;
                 }
             }
@@ -794,7 +515,7 @@ public final class MbCache implements DedupCache {
                 }
             }
             if (hotCells != null) {
-                retireHotCells();
+                HOT_REFERENCES.retire(this, 0, 0);
             }
         }
 
@@ -818,7 +539,7 @@ public final class MbCache implements DedupCache {
             for (;;) {
                 int s = lvState();
                 if ((s & HOT) != 0) {
-                    return markWaitingUnlessUnusedHot();
+                    return HOT_REFERENCES.markWaitingUnlessUnused(this, 0, Integer.toUnsignedLong(s));
                 }
                 if (count(s) <= 2) {
                     return false;
@@ -829,44 +550,16 @@ public final class MbCache implements DedupCache {
             }
         }
 
-        private boolean markWaitingUnlessUnusedHot() {
-            long[] cells = hotCells;
-            int s = freeze(WAITERS);
-            if (count(s) == 0 || cells == null) {
-                if (count(s) != 0) {
-                    thaw((s & WAITERS) != 0 ? 0 : WAITERS);
-                }
-                return false;
-            }
-            boolean used = count(s) - 1 + sumCells(cells) > 1;
-            // Unused: leave the bit as it was (another waiter may have set it).
-            thaw(used || (s & WAITERS) != 0 ? 0 : WAITERS);
-            return used;
-        }
-
         /**
          * Whether any caller holds the entry ({@code findNext}'s check): a count above 1, or for a hot
          * entry a unit in some cell, exactly (frozen) if a plain look finds none.
          */
         boolean heldByAnyCaller() {
             int s = lvState();
-            if ((s & HOT) == 0 || count(s) != 1) {
+            if ((s & HOT) == 0) {
                 return count(s) > 1;
             }
-            long[] cells = hotCells;
-            if (cells == null) {
-                return false;
-            }
-            if (anyCellPositive(cells)) {
-                return true;
-            }
-            s = freeze(0);
-            if (count(s) == 0) {
-                return false;
-            }
-            boolean held = count(s) > 1 || sumCells(cells) > 0;
-            thaw(0);
-            return held;
+            return HOT_REFERENCES.heldByAnyCaller(this, 0, Integer.toUnsignedLong(s));
         }
 
         boolean hasFlag(int flag) {
@@ -918,8 +611,7 @@ public final class MbCache implements DedupCache {
         @Override
         public String toString() {
             int s = lvState();
-            long[] cells = hotCells;
-            long references = count(s) + (cells != null && (s & HOT) != 0 ? sumCells(cells) : 0);
+            long references = HOT_REFERENCES.references(this, 0, Integer.toUnsignedLong(s));
             return "MbCache.Entry[key=" + key + ", value=" + value + ", refcount=" + references
                     + ((s & REUSABLE) != 0 ? ", reusable" : "")
                     + ((s & REFERENCED) != 0 ? ", referenced" : "")
@@ -1706,19 +1398,19 @@ public final class MbCache implements DedupCache {
      * often enough to switch to hot mode ({@link Entry}). A majority vote (Boyer-Moore) per slot, the
      * slot picked by the key: a failure on the favoured entry adds a vote, one on another entry takes
      * one away, and an entry takes over a slot with no votes left. An entry that most failures hit
-     * gets to {@link Entry#HOT_SWITCH_VOTES} quickly; entries that meet by chance (uniform keys)
+     * gets to {@link HotReferences#HOT_SWITCH_VOTES} quickly; entries that meet by chance (uniform keys)
      * cancel each other out. Plain fields, racy on purpose: a lost or torn vote only moves a
      * switch, which is correct whenever it happens; failures are rare except on a contended
      * entry, which stops failing once hot.
      *
-     * @return whether the entry has {@link Entry#HOT_SWITCH_VOTES} votes or more
+     * @return whether the entry has {@link HotReferences#HOT_SWITCH_VOTES} votes or more
      */
     boolean noteContention(Entry entry) {
         int slot = (entry.key * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(CONTENTION_SLOTS));
         int votes = contentionVotes[slot];
         if (contendedEntries[slot] == entry) {
             contentionVotes[slot] = votes + 1;
-            return votes + 1 >= Entry.HOT_SWITCH_VOTES;
+            return votes + 1 >= HotReferences.HOT_SWITCH_VOTES;
         }
         if (votes > 0) {
             contentionVotes[slot] = votes - 1;
@@ -1733,7 +1425,7 @@ public final class MbCache implements DedupCache {
     boolean reserveHotEntry() {
         for (;;) {
             int hot = hotEntries.get();
-            if (hot >= Entry.MAX_HOT_ENTRIES) {
+            if (hot >= HotReferences.MAX_HOT_ENTRIES) {
                 return false;
             }
             if (hotEntries.compareAndSet(hot, hot + 1)) {

@@ -1,9 +1,10 @@
 package org.mbcache;
 
 /**
- * Reaches the hot mode of the kernel port's entries ({@code MbCache.Entry}'s class comment) from
- * tests and the stress races, which need an entry hot before a race starts. Test support, in this
- * package because the entry is package-private; the stress module reaches it through the test jar.
+ * Reaches the hot mode of both kernel-port layouts ({@link HotReferences}: {@code MbCache.Entry}'s
+ * and {@link CompactMbCache}'s slots) from tests and the stress races, which need an entry hot
+ * before a race starts. Test support, in this package because the protocol is package-private; the
+ * stress module reaches it through the test jar.
  */
 public final class HotEntries {
 
@@ -11,34 +12,65 @@ public final class HotEntries {
     }
 
     /**
-     * Switches a live kernel-port entry to hot mode, as an acquire does under contention.
+     * Switches a live entry of a kernel-port cache to hot mode, as an acquire does under contention.
      *
-     * @param entry an entry of an {@link MbCache}, live (cached)
+     * @param entry an entry of an {@link MbCache} or a {@link CompactMbCache}, live (cached) and held
      * @return whether the entry is hot now
      */
     public static boolean makeHot(CacheEntry entry) {
-        MbCache.Entry own = (MbCache.Entry) entry;
-        own.switchToHot(0);
-        return own.isHot();
+        if (entry instanceof MbCache.Entry own) {
+            own.switchToHot(0);
+            return own.isHot();
+        }
+        return compactOf(entry).switchToHot(CompactMbCache.handleOfEntry(entry));
     }
 
     /**
-     * Whether an entry of an {@link MbCache} is in hot mode.
+     * Switches a held handle's slot to hot mode.
      *
-     * @param entry an entry of an {@link MbCache}
+     * @param cache the compact cache
+     * @param handle a handle the caller holds
+     * @return whether the slot is hot now
+     */
+    public static boolean makeHot(CompactMbCache cache, long handle) {
+        return cache.switchToHot(handle);
+    }
+
+    /**
+     * Whether an entry of a kernel-port cache is in hot mode.
+     *
+     * @param entry an entry of an {@link MbCache} or a {@link CompactMbCache}
      * @return whether it is hot
      */
     public static boolean isHot(CacheEntry entry) {
-        return ((MbCache.Entry) entry).isHot();
+        if (entry instanceof MbCache.Entry own) {
+            return own.isHot();
+        }
+        return compactOf(entry).isHot(CompactMbCache.handleOfEntry(entry));
     }
 
     /**
-     * How many entries of a cache are hot now.
+     * Whether a handle's slot is in hot mode (with the handle's generation).
      *
-     * @param cache a kernel-port cache
-     * @return its hot entries
+     * @param cache the compact cache
+     * @param handle a handle of it
+     * @return whether it is hot
      */
-    public static int hotEntries(MbCache cache) {
-        return cache.hotEntries();
+    public static boolean isHot(CompactMbCache cache, long handle) {
+        return cache.isHot(handle);
+    }
+
+    /**
+     * How many entries of a kernel-port cache are hot now.
+     *
+     * @param cache an {@link MbCache} or a {@link CompactMbCache}
+     * @return its hot entries (a compact cache: its slots with cells)
+     */
+    public static int hotEntries(DedupCache cache) {
+        return cache instanceof MbCache mb ? mb.hotEntries() : ((CompactMbCache) cache).hotSlots();
+    }
+
+    private static CompactMbCache compactOf(CacheEntry entry) {
+        return CompactMbCache.cacheOf(entry);
     }
 }

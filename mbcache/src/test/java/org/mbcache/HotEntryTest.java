@@ -263,19 +263,19 @@ class HotEntryTest {
     @Test
     void atMostMaxHotEntriesAreHotAndDeadOnesGiveTheirPlaceBack() {
         List<CacheEntry> entries = new ArrayList<>();
-        for (int i = 0; i <= MbCache.Entry.MAX_HOT_ENTRIES; i++) {
+        for (int i = 0; i <= HotReferences.MAX_HOT_ENTRIES; i++) {
             assertTrue(cache.create(i, VALUE, true));
             CacheEntry e = cache.get(i, VALUE);
             entries.add(e);
-            assertEquals(i < MbCache.Entry.MAX_HOT_ENTRIES, HotEntries.makeHot(e));
+            assertEquals(i < HotReferences.MAX_HOT_ENTRIES, HotEntries.makeHot(e));
         }
-        assertEquals(MbCache.Entry.MAX_HOT_ENTRIES, cache.hotEntries());
+        assertEquals(HotReferences.MAX_HOT_ENTRIES, cache.hotEntries());
         for (CacheEntry e : entries) {
             cache.release(e);
         }
         assertNull(cache.deleteOrGet(0, VALUE));
-        assertEquals(MbCache.Entry.MAX_HOT_ENTRIES - 1, cache.hotEntries());
-        CacheEntry last = cache.get(MbCache.Entry.MAX_HOT_ENTRIES, VALUE);
+        assertEquals(HotReferences.MAX_HOT_ENTRIES - 1, cache.hotEntries());
+        CacheEntry last = cache.get(HotReferences.MAX_HOT_ENTRIES, VALUE);
         assertTrue(HotEntries.makeHot(last));
         cache.release(last);
         cache.close();

@@ -16,8 +16,8 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * A hit on a hot entry vs a claim (kernel port only: hot mode is its entries' protocol for contended
- * entries, per-stripe reference cells beside the state word). The hit adds to its own cell and
+ * A hit on a hot entry vs a claim (both kernel-port layouts: hot mode, {@code HotReferences}, is their
+ * protocol for contended entries, per-stripe reference cells beside the state word). The hit adds to its own cell and
  * re-reads the state word; the claim freezes the word, sums the cells and kills the entry only if
  * they are all zero. Never both: a hit that returns the entry keeps it cached, and a claimed entry is
  * never returned.
@@ -41,8 +41,8 @@ public final class HotHitVsClaim {
     abstract static class Race extends CacheRace {
         CacheEntry held;
 
-        Race() {
-            super(Backend.MBCACHE_REQUEST_LIST);
+        Race(Backend backend) {
+            super(backend);
             createHot(KEY, VALUE);
         }
 
@@ -65,6 +65,7 @@ public final class HotHitVsClaim {
     public static class ByDeleteOrGet extends Race {
         /** A cache holding P, hot. */
         public ByDeleteOrGet() {
+            super(Backend.MBCACHE_REQUEST_LIST);
         }
 
         /** get of P, and hold it. */
@@ -95,6 +96,67 @@ public final class HotHitVsClaim {
     public static class ByReclaim extends Race {
         /** A cache holding P, hot. */
         public ByReclaim() {
+            super(Backend.MBCACHE_REQUEST_LIST);
+        }
+
+        /** get of P, and hold it. */
+        @Actor
+        public void user(IIII_Result r) {
+            hit(r);
+        }
+
+        /** One reclaim pass over everything. */
+        @Actor
+        public void shrinker(IIII_Result r) {
+            r.r2 = (int) cache.shrink(Long.MAX_VALUE);
+        }
+
+        /** Checks the held entry is cached, releases it, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
+    /** {@link ByDeleteOrGet} in the compact layout (a hot slot); the claim of {@code deleteOrGet}: it deletes P if unused, else hands it over (then released). */
+    @JCStressTest
+    @JCStressMeta(HotHitVsClaim.class)
+    @State
+    public static class CompactByDeleteOrGet extends Race {
+        /** A cache holding P, hot. */
+        public CompactByDeleteOrGet() {
+            super(Backend.COMPACT);
+        }
+
+        /** get of P, and hold it. */
+        @Actor
+        public void user(IIII_Result r) {
+            hit(r);
+        }
+
+        /** deleteOrGet of P; a handed-over entry is released at once, as ext4 would after its wait. */
+        @Actor
+        public void deleter(IIII_Result r) {
+            CacheEntry handed = cache.deleteOrGet(KEY, VALUE);
+            r.r2 = handed == null ? 1 : 0;
+            releaseIfHeld(handed);
+        }
+
+        /** Checks the held entry is cached, releases it, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
+    /** {@link ByReclaim} in the compact layout: the claim of the clock's pass over everything. */
+    @JCStressTest
+    @JCStressMeta(HotHitVsClaim.class)
+    @State
+    public static class CompactByReclaim extends Race {
+        /** A cache holding P, hot. */
+        public CompactByReclaim() {
+            super(Backend.COMPACT);
         }
 
         /** get of P, and hold it. */
