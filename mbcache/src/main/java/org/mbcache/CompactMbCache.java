@@ -57,9 +57,12 @@ import org.mbcache.internal.StripedStatistics;
  * {@link #deleteOrGetHandle}, {@link #findNextHandle}, {@link #release(long)} and the rest) hands
  * out {@code long} handles instead and allocates nothing: lookups, refused duplicates and new
  * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits and the slot's
- * generation (12 bits) above; {@link #NO_ENTRY} means none. A handle used after it was released is
- * detected (an {@link IllegalStateException}) as long as its slot has not been given to a new pair
- * a multiple of 4,096 times since; a handle of another cache is not detected. At most 32,766
+ * generation (12 bits) above; {@link #NO_ENTRY} means none. A handle used after it was released
+ * and its pair left the cache (its slot free, or given to a new pair) is detected (an
+ * {@link IllegalStateException}), unless the slot has been given to new pairs a multiple of 4,096
+ * times since; one used after its release while its pair is still cached reads that pair (and a
+ * second release spends another holder's reference, as with entry objects); a handle of another
+ * cache is not detected. At most 32,766
  * references to one pair may be held at once while it is cold (a lookup or create beyond that
  * throws {@link IllegalStateException}); a hot pair's are not bounded.
  *
@@ -411,7 +414,9 @@ public final class CompactMbCache implements DedupCache {
     /** {@link #create}, or with {@code restore} {@link #createForRestore}. */
     private boolean createPair(int key, long value, boolean reusable, boolean restore) {
         ensureOpen();
-        backgroundReclaim.beforeCreate();
+        if (!restore) { // a restore's budget keeps it within maxEntries: it must not evict what was cached
+            backgroundReclaim.beforeCreate();
+        }
         int bucket = table.bucketOf(key);
         int print = table.fingerprintOf(key);
         long seen = versionWithout(bucket, key, print, value);
@@ -419,7 +424,10 @@ public final class CompactMbCache implements DedupCache {
             statistics.add(DUPLICATES_REFUSED, 1);
             return false;
         }
-        int slot = allocateSlot();
+        int slot = restore ? table.allocate() : allocateSlot();
+        if (slot == 0) { // a restore reclaims nothing: with every slot in use, the pair is skipped
+            return false;
+        }
         long outcome;
         try {
             outcome = hash(bucket, key, print, value, reusable, slot, seen, restore);
@@ -448,9 +456,12 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims for the
-     * chain cap. A pair whose chain is at the cap is skipped (false, as for a pair already cached),
-     * so that a restore evicts no pair, neither one cached before it nor one it created. The slot is
+     * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims: no
+     * background pass is scheduled (the restore's budget keeps the count within
+     * {@code maxEntries}, and the shared estimate a create decides on may read high by up to its
+     * slack), no slot is taken back, and a pair whose chain is at the cap, or that finds every slot
+     * in use, is skipped (false, as for a pair already cached), so that a restore evicts no pair,
+     * neither one cached before it nor one it created. The slot is
      * claimed first, as by every create here, and one critical section checks the chain and the cap
      * and hashes; a skipped pair's slot goes back to the free list.
      */
@@ -945,7 +956,8 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * Whether the handle's entry is reusable now; {@code false} once its slot went to another pair.
+     * Whether the handle's entry is reusable now; {@code false} once its pair is gone (its slot free
+     * or given to another pair).
      *
      * @param handle a handle of this cache
      * @return the reusable flag
@@ -953,7 +965,18 @@ public final class CompactMbCache implements DedupCache {
      */
     public boolean reusable(long handle) {
         long meta = lvMeta(pageOf(handle), table.valueIndex((int) handle));
-        return generation(meta) == generationOf(handle) && (meta & REUSABLE) != 0;
+        return !isStale(meta, handle) && (meta & REUSABLE) != 0;
+    }
+
+    /**
+     * Whether {@code meta}, the word of {@code handle}'s slot, shows that nobody can hold the handle:
+     * the slot went to another pair (another generation), or its pair is gone (count 0) while the
+     * cache is open. A held pair's count is at least 2 (the cache's reference and the holder's) until
+     * {@code close()} drops every reference, so an open cache's count of 0 means a released handle
+     * whose slot is free or freed; after close the words of held pairs stay as they were.
+     */
+    private boolean isStale(long meta, long handle) {
+        return generation(meta) != generationOf(handle) || (count(meta) == 0 && !closed);
     }
 
     /**
@@ -962,11 +985,12 @@ public final class CompactMbCache implements DedupCache {
      * @param handle a handle the caller holds
      * @return the key
      * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
-     * @throws IllegalStateException if the handle's slot went to another pair (it was released)
+     * @throws IllegalStateException if the handle was released and its pair is gone (its slot is
+     *     free or went to another pair)
      */
     public int key(long handle) {
         long meta = lvMeta(pageOf(handle), table.valueIndex((int) handle));
-        if (generation(meta) != generationOf(handle)) {
+        if (isStale(meta, handle)) {
             throw new IllegalStateException("stale handle: " + Long.toHexString(handle));
         }
         return keyOf(meta);
@@ -979,14 +1003,15 @@ public final class CompactMbCache implements DedupCache {
      * @param handle a handle the caller holds
      * @return the value
      * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
-     * @throws IllegalStateException if the handle's slot went to another pair (it was released)
+     * @throws IllegalStateException if the handle was released and its pair is gone (its slot is
+     *     free or went to another pair)
      */
     public long value(long handle) {
         long[] page = pageOf(handle);
         int at = table.valueIndex((int) handle);
         long value = page[at];
         VarHandle.acquireFence(); // the value's load before the meta word's
-        if (generation(lvMeta(page, at)) != generationOf(handle)) {
+        if (isStale(lvMeta(page, at), handle)) {
             throw new IllegalStateException("stale handle: " + Long.toHexString(handle));
         }
         return value;

@@ -1060,8 +1060,11 @@ public final class MbCache implements DedupCache {
     private static final long CHAIN_FULL = -2;
 
     /**
-     * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims for the
-     * chain cap. A pair whose chain is at the cap is skipped (false, as for a pair already cached),
+     * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims: it
+     * schedules no background pass (the restore's budget keeps the count within {@code maxEntries},
+     * and the shared estimate a create decides on may read high by up to its slack, so a pass
+     * would evict pairs cached before the restore), and it never reclaims for the chain cap. A pair
+     * whose chain is at the cap is skipped (false, as for a pair already cached),
      * so that a restore evicts no pair, neither one cached before it nor one it created. Whatever the
      * strategy, the entry is allocated first and one critical section checks the chain, the
      * requests of concurrent request-list creates and the cap, and hashes; no request is published,
@@ -1069,7 +1072,6 @@ public final class MbCache implements DedupCache {
      */
     private boolean createForRestore(int key, long value, boolean reusable) {
         ensureOpen();
-        backgroundReclaim.beforeCreate();
         int bucket = buckets.bucketOf(key);
         if (buckets.versionWithout(bucket, key, value) == Buckets.CONTAINED) {
             statistics.add(DUPLICATES_REFUSED, 1);

@@ -88,6 +88,21 @@ class CompactMbCacheTest {
     }
 
     @Test
+    void aReleasedHandleWhosePairLeftTheCacheIsStaleBeforeItsSlotIsReused() {
+        try (CompactMbCache cache = cache(0, 1024)) {
+            cache.create(KEY, 555, true);
+            cache.create(KEY + 1, 666, true);
+            long released = cache.getHandle(KEY, 555);
+            cache.release(released);
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY + 1, 666));
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY, 555)); // its slot is free now
+            assertThrows(IllegalStateException.class, () -> cache.value(released));
+            assertThrows(IllegalStateException.class, () -> cache.key(released));
+            assertFalse(cache.reusable(released));
+        }
+    }
+
+    @Test
     void theEntryObjectOfAReusedSlotIsANewOne() {
         try (CompactMbCache cache = cache(0, 1024)) {
             cache.create(KEY, 1, true);

@@ -219,6 +219,45 @@ class SnapshotContractTest {
         }
     }
 
+    @Test
+    void readSnapshotAfterOtherThreadsDeletedPairsEvictsNoPairCachedBefore() throws Exception {
+        long max = 65_536;
+        DedupCache target = backend.open(14, max, Runnable::run, null);
+        others.add(target);
+        // Threads that ended, each having deleted fewer pairs than the kernel ports count in one
+        // batch of their striped count: the shared estimate a create decides on still reads high.
+        List<long[]> before = new ArrayList<>();
+        for (int t = 0; t < 12; t++) {
+            int base = 1_000_000 * (t + 1);
+            Thread writer = new Thread(() -> {
+                for (int i = 0; i < 128; i++) {
+                    target.create(base + i, base + i, true);
+                }
+                for (int i = 0; i < 63; i++) {
+                    target.deleteOrGet(base + i, base + i);
+                }
+            });
+            writer.start();
+            writer.join();
+            for (int i = 63; i < 128; i++) {
+                before.add(new long[] {base + i, base + i});
+            }
+        }
+        DedupCache source = newCache(2 * max);
+        for (int i = 0; i < max; i++) {
+            assertTrue(source.create(i, i, true));
+        }
+        byte[] snapshot = SnapshotRecords.snapshotOf(source);
+
+        long created = restore(target, snapshot);
+
+        assertEquals(max - before.size(), created);
+        for (long[] pair : before) {
+            assertTrue(Pairs.isCached(target, (int) pair[0], pair[1]), "pair cached before the restore was lost: " + pair[0]);
+        }
+        assertEquals(before.size() + created, target.size());
+    }
+
     /** The chain cap of {@code target}: per bucket in the kernel ports, per key in Caffeine's backend. */
     private static int chainCapOf(DedupCache target) {
         if (target instanceof MbCache kernelPort) {
