@@ -169,6 +169,13 @@ public final class CompactMbCache implements DedupCache {
     private static final long CHAIN_FULL = -4L;
     private static final int SYNC_SHRINK_BATCH = MbCache.SYNC_SHRINK_BATCH;
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 8;
+    /**
+     * Entries a bucket at the bound of a cache sized from {@code maxEntries}: the record's 64 bytes,
+     * the head's 16 and the overflow reference's 4 over 14 entries are 6 bytes an entry, and about
+     * one chain in three overflows the record's 15 inline references (an overflow array of 32
+     * bytes, read optimistically too). Measured arrays: 23.1 bytes an entry at 10^6, 22.9 at 10^7.
+     */
+    static final int SIZED_ENTRIES_PER_BUCKET = 14;
     /** The most background passes one call chain runs in a row (see {@link #backgroundReclaim()}). */
     private static final int MAX_NESTED_PASSES = 16;
     private static final System.Logger LOGGER = System.getLogger(CompactMbCache.class.getName());
@@ -228,18 +235,61 @@ public final class CompactMbCache implements DedupCache {
     private long requestedReclaimPasses;
 
     private CompactMbCache(Builder builder) {
-        this.bucketBits = builder.bucketBits;
-        this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries
-                : (1L << bucketBits) * DEFAULT_ENTRIES_PER_BUCKET;
+        this(builder, 1L << builder.bucketBits);
+    }
+
+    /**
+     * A cache of {@code buckets} buckets, any count in {@code [1, 2^30]}, with the builder's other
+     * options ({@code bucketBits} ignored). The Builder's own {@code build()} gives
+     * {@code 2^bucketBits}; {@link #sizedFromMaxEntries} the default sizing.
+     */
+    CompactMbCache(Builder builder, long buckets) {
+        if (buckets < 1 || buckets > CompactTable.MAX_BUCKETS) {
+            throw new IllegalArgumentException("buckets must be in [1, 2^30], was " + buckets);
+        }
+        this.bucketBits = 64 - Long.numberOfLeadingZeros(buckets - 1);
+        this.maxEntries = builder.maxEntries > 0 ? builder.maxEntries : buckets * DEFAULT_ENTRIES_PER_BUCKET;
         this.synchronousReclaimThreshold = Saturating.twice(maxEntries);
-        this.chainCap = builder.chainCap > 0 ? builder.chainCap : MbCache.defaultChainCap(maxEntries, bucketBits);
+        this.chainCap = builder.chainCap > 0 ? builder.chainCap : defaultChainCap(maxEntries, buckets);
         this.executor = builder.executor != null ? builder.executor : MbCache.defaultExecutor();
         long slotsWanted = 4 * Math.min(maxEntries, 1L << 30);
         int slotBits = Math.max(12, Math.min(30, 64 - Long.numberOfLeadingZeros(slotsWanted - 1)));
         int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
-        this.table = new CompactTable(bucketBits, slotBits, Math.min(pageBits, slotBits), Buckets.seed(builder.hashSeed));
+        this.table = new CompactTable((int) buckets, slotBits, Math.min(pageBits, slotBits), Buckets.seed(builder.hashSeed));
         this.entryCount = new EntryCount(maxEntries);
         this.pressureRegistration = builder.memoryPressureReclaim ? MemoryPressureRegistry.INSTANCE.register(this) : null;
+    }
+
+    /**
+     * The cache {@code builder} describes with its bucket count sized from its {@code maxEntries}
+     * ({@link #defaultBuckets}) instead of {@code 2^bucketBits}: what {@code build()} is meant to
+     * do when {@code bucketBits} was not given.
+     *
+     * @throws IllegalArgumentException if the builder has no {@code maxEntries}
+     */
+    static CompactMbCache sizedFromMaxEntries(Builder builder) {
+        if (builder.maxEntries <= 0) {
+            throw new IllegalArgumentException("sizing from maxEntries needs maxEntries");
+        }
+        return new CompactMbCache(builder, defaultBuckets(builder.maxEntries));
+    }
+
+    /**
+     * The bucket count of a cache sized from its bound: {@value #SIZED_ENTRIES_PER_BUCKET} entries a
+     * bucket at the bound, whatever the size (a bucket count need not be a power of two), at least
+     * 1 and at most 2^30.
+     */
+    static long defaultBuckets(long maxEntries) {
+        long buckets = maxEntries / SIZED_ENTRIES_PER_BUCKET + (maxEntries % SIZED_ENTRIES_PER_BUCKET == 0 ? 0 : 1);
+        return Math.max(1, Math.min(CompactTable.MAX_BUCKETS, buckets));
+    }
+
+    /** {@link MbCache#defaultChainCap}'s rule for any bucket count. */
+    static int defaultChainCap(long maxEntries, long buckets) {
+        long twiceMax = Saturating.twice(maxEntries);
+        long meanAtTwiceMax = twiceMax / buckets + (twiceMax % buckets == 0 ? 0 : 1);
+        long cap = 2 * Math.min(meanAtTwiceMax, Integer.MAX_VALUE / 4) + 16;
+        return (int) Math.max(MbCache.MIN_DEFAULT_CHAIN_CAP, cap);
     }
 
     /**
@@ -683,7 +733,7 @@ public final class CompactMbCache implements DedupCache {
     /**
      * The walk of kernel {@code __entry_find} (by key, reusable ones only, below {@code afterSlot}
      * if that is in the chain) or {@code mb_cache_entry_get} (by pair): optimistic first, under the
-     * bucket's bit if a writer was in the bucket or the chain overflowed its record.
+     * bucket's bit if a writer was in the bucket.
      */
     private long find(int key, long value, boolean byPair, int afterSlot) {
         int bucket = table.bucketOf(key);
@@ -720,22 +770,32 @@ public final class CompactMbCache implements DedupCache {
      * {@link #CONTAINED}, {@link #RETRY}, or the version under which the pair was absent.
      */
     private long tryFind(int bucket, int key, int print, long value, boolean byPair, int afterSlot, boolean acquire) {
-        long version = table.laVersion(bucket);
+        long head = table.laVersion(bucket);
+        if (table.turnsAway(bucket, head, print)) {
+            return acquire ? NO_ENTRY : CompactTable.versionOf(head);
+        }
         int length = table.length(bucket);
-        if (CompactTable.locked(version) || length > CompactTable.INLINE || length < 0) {
+        int[] spill = null;
+        if (length > CompactTable.INLINE) {
+            spill = table.lpOverflow(bucket);
+            if (spill == null || length - CompactTable.INLINE > spill.length) {
+                return RETRY; // a stale or torn read: a writer was in the bucket
+            }
+        }
+        if (CompactTable.locked(head) || length < 0) {
             return RETRY;
         }
         int from = length;
         if (afterSlot != 0) {
             for (int pos = length - 1; pos >= 0; pos--) {
-                if (table.slotOfRef(table.refAt(bucket, pos)) == afterSlot) {
+                if (table.slotOfRef(refAt(bucket, spill, pos)) == afterSlot) {
                     from = pos;
                     break;
                 }
             }
         }
         for (int pos = from - 1; pos >= 0; pos--) {
-            int ref = table.refAt(bucket, pos);
+            int ref = refAt(bucket, spill, pos);
             if (table.fingerprintOfRef(ref) != print) {
                 continue;
             }
@@ -749,7 +809,7 @@ public final class CompactMbCache implements DedupCache {
             if (handle == NO_ENTRY) {
                 continue;
             }
-            if (table.validate(bucket, version)) {
+            if (table.validate(bucket, head)) {
                 return handle;
             }
             if (acquire) {
@@ -757,7 +817,15 @@ public final class CompactMbCache implements DedupCache {
             }
             return RETRY;
         }
-        return !table.validate(bucket, version) ? RETRY : acquire ? NO_ENTRY : version;
+        return !table.validate(bucket, head) ? RETRY : acquire ? NO_ENTRY : CompactTable.versionOf(head);
+    }
+
+    /**
+     * An optimistic read's reference at {@code pos}: inline, or from the overflow array it loaded
+     * ({@code spill}, already checked to cover the length it read).
+     */
+    private int refAt(int bucket, int[] spill, int pos) {
+        return pos < CompactTable.INLINE ? table.inlineRef(bucket, pos) : spill[pos - CompactTable.INLINE];
     }
 
     /** Whether a slot's meta word (and value) show a live entry of the key, reusable or of the value. */

@@ -232,8 +232,7 @@ public final class ScaleBench {
         final CompactMbCache compact;
 
         CompactPrimitive(long n) {
-            super(CompactMbCache.builder().bucketBits(bucketBits(n, 8)).maxEntries(n).executor(Runnable::run)
-                    .hashSeed(Backends.HASH_SEED).build());
+            super(sizedCompact(n));
             compact = (CompactMbCache) cache;
         }
 
@@ -312,6 +311,25 @@ public final class ScaleBench {
         }
     }
 
+    /**
+     * The compact layout bounded at {@code n}, its bucket count sized from that bound (about 12
+     * entries a bucket at every size, not a power of two). The library does this when the builder
+     * is given no {@code bucketBits}; until its {@code Builder} tells the two cases apart, the
+     * sizing is reached through its package-private factory (the bench runs on the class path).
+     */
+    static CompactMbCache sizedCompact(long n) {
+        CompactMbCache.Builder builder = CompactMbCache.builder().maxEntries(n).executor(Runnable::run)
+                .hashSeed(Backends.HASH_SEED);
+        try {
+            java.lang.reflect.Method sized =
+                    CompactMbCache.class.getDeclaredMethod("sizedFromMaxEntries", CompactMbCache.Builder.class);
+            sized.setAccessible(true);
+            return (CompactMbCache) sized.invoke(null, builder);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("CompactMbCache's default sizing is not reachable", e);
+        }
+    }
+
     /** log2 of a bucket count that keeps at most {@code load} entries a bucket at {@code n}. */
     static int bucketBits(long n, int load) {
         long buckets = Math.max(1, (n + load - 1) / load);
@@ -331,7 +349,7 @@ public final class ScaleBench {
             case "compact":
                 return new CompactPrimitive(n);
             case "compact-api":
-                return new Dedup(Backends.dedup("compact", bucketBits(n, 8), n, Runnable::run));
+                return new Dedup(sizedCompact(n));
             case "chm":
                 return new Chm(n);
             case "fastutil":
