@@ -542,7 +542,7 @@ public final class CompactMbCache implements DedupCache {
      * which the chain was read and found without the pair.
      */
     private long versionWithout(int bucket, int key, int print, long value) {
-        return tryFind(bucket, key, print, value, true, 0, false);
+        return tryFind(bucket, key, print, value, true, 0, false, false);
     }
 
     /**
@@ -674,7 +674,7 @@ public final class CompactMbCache implements DedupCache {
      */
     public long findFirstHandle(int key) {
         ensureOpen();
-        return countLookup(find(key, 0, false, 0));
+        return countLookup(find(key, 0, false, 0, false));
     }
 
     /**
@@ -688,7 +688,7 @@ public final class CompactMbCache implements DedupCache {
      */
     public long getHandle(int key, long value) {
         ensureOpen();
-        return countLookup(find(key, value, true, 0));
+        return countLookup(find(key, value, true, 0, false));
     }
 
     /**
@@ -710,7 +710,7 @@ public final class CompactMbCache implements DedupCache {
         }
         long next;
         try {
-            next = find(keyOf(meta), 0, false, (int) handle);
+            next = find(keyOf(meta), 0, false, (int) handle, false);
         } catch (Throwable lookupFailure) {
             try {
                 releaseHandle(handle);
@@ -733,12 +733,14 @@ public final class CompactMbCache implements DedupCache {
     /**
      * The walk of kernel {@code __entry_find} (by key, reusable ones only, below {@code afterSlot}
      * if that is in the chain) or {@code mb_cache_entry_get} (by pair): optimistic first, under the
-     * bucket's bit if a writer was in the bucket.
+     * bucket's bit if a writer was in the bucket. With {@code object} (a {@link DedupCache} lookup,
+     * which then wants the slot's entry object) the optimistic read loads that object before it takes
+     * the reference (see {@link #tryFind}).
      */
-    private long find(int key, long value, boolean byPair, int afterSlot) {
+    private long find(int key, long value, boolean byPair, int afterSlot, boolean object) {
         int bucket = table.bucketOf(key);
         int print = table.fingerprintOf(key);
-        long found = tryFind(bucket, key, print, value, byPair, afterSlot, true);
+        long found = tryFind(bucket, key, print, value, byPair, afterSlot, true, object);
         if (found == RETRY) {
             table.lock(bucket);
             try {
@@ -768,8 +770,15 @@ public final class CompactMbCache implements DedupCache {
      * The optimistic walk of {@link #find}: a handle, {@link #NO_ENTRY}, or {@link #RETRY}. Without
      * {@code acquire} (the create's duplicate check, by pair) it takes no reference and answers
      * {@link #CONTAINED}, {@link #RETRY}, or the version under which the pair was absent.
+     *
+     * <p>With {@code object} it loads the slot's entry object, and the object's handle, before the
+     * CAS that takes the reference: a locked instruction waits for the loads before it, and the loads
+     * after it wait for it, so loaded after it (in {@link #entryFor}) they would add two cache misses
+     * in a row to the hit; loaded before, they overlap the meta word's. Only a load: entryFor decides
+     * on the object afterwards, from the handle the CAS gave.
      */
-    private long tryFind(int bucket, int key, int print, long value, boolean byPair, int afterSlot, boolean acquire) {
+    private long tryFind(int bucket, int key, int print, long value, boolean byPair, int afterSlot, boolean acquire,
+                         boolean object) {
         long head = table.laVersion(bucket);
         if (table.turnsAway(bucket, head, print)) {
             return acquire ? NO_ENTRY : CompactTable.versionOf(head);
@@ -803,6 +812,9 @@ public final class CompactMbCache implements DedupCache {
             long[] page = table.laSlotPage(slot);
             if (page == null) {
                 return RETRY;
+            }
+            if (object && table.laHandleObject(slot) instanceof Entry && ((Entry) table.laHandleObject(slot)).handle == 0) {
+                return RETRY; // never (a handle's slot is at least 1): the loads must not be dropped
             }
             long handle = acquire ? tryAcquireMatching(page, slot, key, value, byPair)
                     : matches(page, table.valueIndex(slot), lvMeta(page, table.valueIndex(slot)), key, value, true) ? CONTAINED : NO_ENTRY;
@@ -1245,7 +1257,8 @@ public final class CompactMbCache implements DedupCache {
     /** {@inheritDoc} */
     @Override
     public CacheEntry findFirst(int key) {
-        return entryFor(findFirstHandle(key));
+        ensureOpen();
+        return entryFor(countLookup(find(key, 0, false, 0, true)));
     }
 
     /** {@inheritDoc} */
@@ -1258,7 +1271,8 @@ public final class CompactMbCache implements DedupCache {
     /** {@inheritDoc} */
     @Override
     public CacheEntry get(int key, long value) {
-        return entryFor(getHandle(key, value));
+        ensureOpen();
+        return entryFor(countLookup(find(key, value, true, 0, true)));
     }
 
     /** {@inheritDoc} */
@@ -1382,7 +1396,7 @@ public final class CompactMbCache implements DedupCache {
             if ((meta ^ seen) >>> GENERATION_SHIFT != 0 || !tryClaim(page, at, meta)) {
                 return false; // another generation or key (reused meanwhile), or held now
             }
-            int pos = table.positionOf(bucket, slot);
+            int pos = table.positionFromOldest(bucket, slot); // the hand claims old pairs: near the front
             if (pos < 0) {
                 throw new AssertionError("a live slot was not in its chain: " + slot);
             }

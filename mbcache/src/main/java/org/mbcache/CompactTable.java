@@ -52,8 +52,8 @@ import java.util.Arrays;
  * As Buckets' two filters, derived from the fingerprint alone (so a rebuild hashes nothing): the
  * head word's upper half has bit {@code print >>> 27} set for every key in the chain, the wide
  * filter two bits picked by the next twelve fingerprint bits. The lock holder sets a new key's bits
- * and rebuilds both filters from the references left on every removal (the removal walks the chain
- * anyway), so an even head word's filters cover exactly the chain of that version. A lookup reads
+ * and rebuilds both filters from the references left on every removal, in the walk that shifts
+ * the chain, so an even head word's filters cover exactly the chain of that version. A lookup reads
  * the head (version and filter in one load, then the wide word), and answers a miss without reading
  * the record when either filter lacks the key and the version validates. With fewer fingerprint
  * bits than the filters use (tables of millions of entries) the filters share bits and let more
@@ -312,15 +312,13 @@ final class CompactTable {
         LONGS.setOpaque(page, at + 1, (long) LONGS.get(page, at + 1) | wideFilterBits(print));
     }
 
-    /** Rebuilds the bucket's filters from the references in its chain. Bit held. */
-    private void refilter(int b) {
-        long head = 0;
-        long wide = 0;
-        for (int pos = length(b) - 1; pos >= 0; pos--) {
-            int print = fingerprintOfRef(refAt(b, pos));
-            head |= filterBit(print);
-            wide |= wideFilterBits(print);
-        }
+    /** Empties the bucket's filters. Bit held. */
+    private void clearFilters(int b) {
+        setFilters(b, 0, 0);
+    }
+
+    /** Replaces the bucket's filters (opaque stores, the head word's version kept). Bit held. */
+    private void setFilters(int b, long head, long wide) {
         long[] page = headPage(b);
         int at = headIndex(b);
         LONGS.setOpaque(page, at, ((long) LONGS.get(page, at) & VERSION_MASK) | head);
@@ -411,15 +409,40 @@ final class CompactTable {
         addToFilters(b, fingerprintOfRef(ref));
     }
 
-    /** Removes the reference at {@code pos}, keeping the order of the others, and rebuilds the filters. Bit held. */
+    /**
+     * Removes the reference at {@code pos}, keeping the order of the others, and rebuilds the
+     * filters from the references left, in one walk of the chain. Bit held.
+     */
     void removeAt(int b, int pos) {
         int length = length(b);
-        for (int i = pos; i < length - 1; i++) {
-            setRefAt(b, i, refAt(b, i + 1));
+        long head = 0;
+        long wide = 0;
+        for (int i = 0; i < length - 1; i++) {
+            int ref;
+            if (i < pos) {
+                ref = refAt(b, i);
+            } else {
+                ref = refAt(b, i + 1);
+                setRefAt(b, i, ref);
+            }
+            int print = fingerprintOfRef(ref);
+            head |= filterBit(print);
+            wide |= wideFilterBits(print);
         }
         setRefAt(b, length - 1, 0);
         spInt(b, 0, length - 1);
-        refilter(b);
+        setFilters(b, head, wide);
+    }
+
+    /** The position of {@code slot} in bucket {@code b}'s chain, oldest first, or -1. Bit held. */
+    int positionFromOldest(int b, int slot) {
+        int length = length(b);
+        for (int pos = 0; pos < length; pos++) {
+            if (slotOfRef(refAt(b, pos)) == slot) {
+                return pos;
+            }
+        }
+        return -1;
     }
 
     /** The position of {@code slot} in bucket {@code b}'s chain, or -1. Bit held. */
@@ -440,7 +463,7 @@ final class CompactTable {
         }
         spInt(b, 0, 0);
         overflow[b] = null;
-        refilter(b);
+        clearFilters(b);
     }
 
     // ---------------------------------------------------------------------------------------------
