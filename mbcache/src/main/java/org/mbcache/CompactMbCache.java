@@ -34,13 +34,17 @@ import org.mbcache.internal.StripedStatistics;
  * processor caches (it misses faster than this class), request-list and allocate-first creates,
  * and young collections that stay short up to a few hundred thousand entries. This
  * class keeps every entry in primitive arrays allocated in pages: a slot of 16 bytes (value, key,
- * count, flags and a generation) and a 4-byte reference in a 64-byte bucket record, with no object
- * per entry and a number of objects that grows only by one page per 2^14 slots. What an entry costs
- * is 16 bytes plus the record's 64 bytes over the entries a bucket holds, plus 4 bytes a bucket:
- * about 25 bytes at 8 entries a bucket, 30 at 5 (the bucket count is a power of two, so a table
- * sized for 8 holds 4 to 8). Pick it from a few million entries up, or wherever the collector's
- * work matters: there is nothing per entry for it to copy or trace, and a hit reads the bucket
- * record and the slot, two or three cache lines, where MbCache follows about seven references.
+ * count, flags and a generation) and a 4-byte reference in a 64-byte bucket record, beside a
+ * 16-byte bucket head (lock, version and two key filters, as MbCache's), with no object per entry
+ * and a number of objects that grows only by one page per 2^14 slots. What an entry costs is 16
+ * bytes plus the head's and record's 80 bytes and a 4-byte overflow reference over the entries a
+ * bucket holds, plus the overflow arrays of chains longer than 15: about 23 bytes at 14 entries a
+ * bucket, 26 at 8. The bucket count need not be a power of two (a key's bucket is its keyed hash
+ * scaled to the count), so a cache sized from its bound keeps about 14 a bucket at every size.
+ * Pick it from a few million entries up, or wherever the collector's work matters: there is nothing
+ * per entry for it to copy or trace, and a hit reads the bucket head, the record and the slot
+ * (the first two side by side, not one after the other), where MbCache follows about seven
+ * references.
  * What a hit cannot shed in either layout is its locked instructions (the reference count's
  * acquire and release, and the hit counter): each waits for the loads before it, so hits do not
  * overlap their cache misses as a plain map's lookups do, and once the table is out of the
@@ -61,7 +65,7 @@ import org.mbcache.internal.StripedStatistics;
  * a multiple of 8,192 times since; a handle of another cache is not detected.
  *
  * <p><b>Options.</b> {@link #builder()} has {@link MbCache.Builder}'s options, with two
- * differences: the default {@code maxEntries} is 8 per bucket (a record keeps 13 references inline,
+ * differences: the default {@code maxEntries} is 8 per bucket (a record keeps 15 references inline,
  * and the chains at twice the bound should mostly fit), and the only create strategy is
  * {@link CreateStrategy#REQUEST_LIST}'s behaviour: a create claims a free slot before it takes the
  * bucket's bit, and gives it back if the pair turned out to be cached, so a refused duplicate

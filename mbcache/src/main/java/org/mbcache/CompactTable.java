@@ -50,8 +50,9 @@ import java.util.Arrays;
  *
  * <h2>The key filters</h2>
  * As Buckets' two filters, derived from the fingerprint alone (so a rebuild hashes nothing): the
- * head word's upper half has bit {@code print >>> 27} set for every key in the chain, the wide
- * filter two bits picked by the next twelve fingerprint bits. The lock holder sets a new key's bits
+ * fingerprint's bits times an odd constant ({@link #filterMix}) pick one of the head word's upper
+ * 32 bits (its top five bits) and two of the wide filter's 64 (the next twelve), set for every key
+ * in the chain. The lock holder sets a new key's bits
  * and rebuilds both filters from the references left on every removal, in the walk that shifts
  * the chain, so an even head word's filters cover exactly the chain of that version. A lookup reads
  * the head (version and filter in one load, then the wide word), and answers a miss without reading
@@ -220,14 +221,23 @@ final class CompactTable {
         return ref & slotMask;
     }
 
-    /** The head word's filter bit of a fingerprint (in place: one of bits 32-63). */
-    static long filterBit(int print) {
-        return 1L << (32 + (print >>> 27));
+    /**
+     * The fingerprint spread over 32 bits for the filters: its bits (there are only
+     * {@code 32 - slotBits} of them) times an odd constant, so that every filter bit depends on all
+     * of them, however few.
+     */
+    int filterMix(int print) {
+        return (print >>> slotBits) * 0x9E37_79B9;
     }
 
-    /** The wide filter's bits of a fingerprint: two picked by the twelve bits below the head's five. */
-    static long wideFilterBits(int print) {
-        return (1L << ((print >>> 21) & 63)) | (1L << ((print >>> 15) & 63));
+    /** The head word's filter bit of a {@link #filterMix} (in place: one of bits 32-63). */
+    static long filterBit(int mix) {
+        return 1L << (32 + (mix >>> 27));
+    }
+
+    /** The wide filter's bits of a {@link #filterMix}: two, picked by the twelve bits below the head's five. */
+    static long wideFilterBits(int mix) {
+        return (1L << ((mix >>> 21) & 63)) | (1L << ((mix >>> 15) & 63));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -299,17 +309,19 @@ final class CompactTable {
      */
     boolean turnsAway(int b, long head, int print) {
         long wide = (long) LONGS.getOpaque(headPage(b), headIndex(b) + 1);
-        boolean lacks = ((filterBit(print) & ~head) | (wideFilterBits(print) & ~wide)) != 0;
+        int mix = filterMix(print);
+        boolean lacks = ((filterBit(mix) & ~head) | (wideFilterBits(mix) & ~wide)) != 0;
         // non-short-circuit &: the validation runs after the wide word's load whatever the filters say
         return (head & LOCKED) == 0 & validate(b, head) & lacks;
     }
 
     /** Adds a fingerprint to the bucket's filters. Bit held. */
     private void addToFilters(int b, int print) {
+        int mix = filterMix(print);
         long[] page = headPage(b);
         int at = headIndex(b);
-        LONGS.setOpaque(page, at, (long) LONGS.get(page, at) | filterBit(print));
-        LONGS.setOpaque(page, at + 1, (long) LONGS.get(page, at + 1) | wideFilterBits(print));
+        LONGS.setOpaque(page, at, (long) LONGS.get(page, at) | filterBit(mix));
+        LONGS.setOpaque(page, at + 1, (long) LONGS.get(page, at + 1) | wideFilterBits(mix));
     }
 
     /** Empties the bucket's filters. Bit held. */
@@ -425,9 +437,9 @@ final class CompactTable {
                 ref = refAt(b, i + 1);
                 setRefAt(b, i, ref);
             }
-            int print = fingerprintOfRef(ref);
-            head |= filterBit(print);
-            wide |= wideFilterBits(print);
+            int mix = filterMix(fingerprintOfRef(ref));
+            head |= filterBit(mix);
+            wide |= wideFilterBits(mix);
         }
         setRefAt(b, length - 1, 0);
         spInt(b, 0, length - 1);
