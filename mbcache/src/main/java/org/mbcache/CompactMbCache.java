@@ -441,7 +441,10 @@ public final class CompactMbCache implements DedupCache {
         }
     }
 
-    /** {@return log2 of the number of buckets, as built} */
+    /**
+     * {@return log2 of the number of buckets, as built; for a cache whose bucket count was sized from
+     * its bound (not a power of two), the log2 rounded up}
+     */
     public int bucketBits() {
         return bucketBits;
     }
@@ -1653,7 +1656,7 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * The bytes this cache's arrays take (bucket records, overflow arrays, slot pages, handle tables),
+     * The bytes this cache's arrays take (bucket heads and records, overflow arrays, slot pages, handle tables),
      * a lower bound of what it retains. For benchmarks and sizing.
      *
      * @return the footprint in bytes
