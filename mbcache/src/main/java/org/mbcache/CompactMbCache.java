@@ -820,7 +820,7 @@ public final class CompactMbCache implements DedupCache {
             if (page == null) {
                 return RETRY;
             }
-            if (object && table.laHandleObject(slot) instanceof Entry && ((Entry) table.laHandleObject(slot)).handle == 0) {
+            if (object && table.laHandleObject(slot) instanceof Entry stored && stored.handle == 0) {
                 return RETRY; // never (a handle's slot is at least 1): the loads must not be dropped
             }
             long handle = acquire ? tryAcquireMatching(page, slot, key, value, byPair)
