@@ -35,13 +35,17 @@ import org.mbcache.internal.StripedStatistics;
  * processor caches (it misses faster than this class), request-list and allocate-first creates,
  * and young collections that stay short up to a few hundred thousand entries. This
  * class keeps every entry in primitive arrays allocated in pages: a slot of 16 bytes (value, key,
- * count, flags and a generation) and a 4-byte reference in a 64-byte bucket record, with no object
- * per entry and a number of objects that grows only by one page per 2^14 slots. What an entry costs
- * is 16 bytes plus the record's 64 bytes over the entries a bucket holds, plus 4 bytes a bucket:
- * about 25 bytes at 8 entries a bucket, 30 at 5 (the bucket count is a power of two, so a table
- * sized for 8 holds 4 to 8). Pick it from a few million entries up, or wherever the collector's
- * work matters: there is nothing per entry for it to copy or trace, and a hit reads the bucket
- * record and the slot, two or three cache lines, where MbCache follows about seven references.
+ * count, flags and a generation) and a 4-byte reference in a 64-byte bucket record, beside a
+ * 16-byte bucket head (lock, version and two key filters, as MbCache's), with no object per entry
+ * and a number of objects that grows only by one page per 2^14 slots. What an entry costs is 16
+ * bytes plus the head's and record's 80 bytes and a 4-byte overflow reference over the entries a
+ * bucket holds, plus the overflow arrays of chains longer than 15: about 23 bytes at 14 entries a
+ * bucket, 26 at 8. The bucket count need not be a power of two (a key's bucket is its keyed hash
+ * scaled to the count), so a cache sized from its bound keeps about 14 a bucket at every size.
+ * Pick it from a few million entries up, or wherever the collector's work matters: there is nothing
+ * per entry for it to copy or trace, and a hit reads the bucket head, the record and the slot
+ * (the first two side by side, not one after the other), where MbCache follows about seven
+ * references.
  * What a hit cannot shed in either layout is its locked instructions (the reference count's
  * acquire and release, and the hit counter): each waits for the loads before it, so hits do not
  * overlap their cache misses as a plain map's lookups do, and once the table is out of the
@@ -67,7 +71,7 @@ import org.mbcache.internal.StripedStatistics;
  * throws {@link IllegalStateException}); a hot pair's are not bounded.
  *
  * <p><b>Options.</b> {@link #builder()} has {@link MbCache.Builder}'s options, with two
- * differences: the default {@code maxEntries} is 8 per bucket (a record keeps 13 references inline,
+ * differences: the default {@code maxEntries} is 8 per bucket (a record keeps 15 references inline,
  * and the chains at twice the bound should mostly fit), and the only create strategy is
  * {@link CreateStrategy#REQUEST_LIST}'s behaviour: a create claims a free slot before it takes the
  * bucket's bit, and gives it back if the pair turned out to be cached, so a refused duplicate
@@ -179,6 +183,13 @@ public final class CompactMbCache implements DedupCache {
     private static final long CHAIN_FULL = -4L;
     private static final int SYNC_SHRINK_BATCH = MbCache.SYNC_SHRINK_BATCH;
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 8;
+    /**
+     * Entries a bucket at the bound of a cache sized from {@code maxEntries}: the record's 64 bytes,
+     * the head's 16 and the overflow reference's 4 over 14 entries are 6 bytes an entry, and about
+     * one chain in three overflows the record's 15 inline references (an overflow array of 32
+     * bytes, read optimistically too). Measured arrays: 23.1 bytes an entry at 10^6, 22.9 at 10^7.
+     */
+    static final int SIZED_ENTRIES_PER_BUCKET = 14;
     private static final System.Logger LOGGER = System.getLogger(CompactMbCache.class.getName());
 
     static {
@@ -227,18 +238,55 @@ public final class CompactMbCache implements DedupCache {
     private long requestedReclaimPasses;
 
     private CompactMbCache(Builder builder) {
+        this(builder, 1L << builder.options.bucketBits());
+    }
+
+    /**
+     * A cache of {@code buckets} buckets, any count in {@code [1, 2^30]}, with the builder's other
+     * options ({@code bucketBits} ignored). {@code build()} gives {@code 2^bucketBits} when
+     * {@code bucketBits} was set, and the default sizing ({@link #sizedFromMaxEntries}) otherwise.
+     */
+    CompactMbCache(Builder builder, long buckets) {
+        if (buckets < 1 || buckets > CompactTable.MAX_BUCKETS) {
+            throw new IllegalArgumentException("buckets must be in [1, 2^30], was " + buckets);
+        }
         KernelPortOptions options = builder.options;
-        this.bucketBits = options.bucketBits();
+        this.bucketBits = 64 - Long.numberOfLeadingZeros(buckets - 1);
         this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
-        this.chainCap = options.chainCap(maxEntries);
+        this.chainCap = options.chainCap(maxEntries, buckets);
         long slotsWanted = 4 * Math.min(maxEntries, 1L << 30);
         int slotBits = Math.max(12, Math.min(30, 64 - Long.numberOfLeadingZeros(slotsWanted - 1)));
         int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
-        this.table = new CompactTable(bucketBits, slotBits, Math.min(pageBits, slotBits), Buckets.seed(options.hashSeed()));
+        this.table = new CompactTable((int) buckets, slotBits, Math.min(pageBits, slotBits), Buckets.seed(options.hashSeed()));
         this.entryCount = new EntryCount(maxEntries);
         this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, LOGGER,
                 this::reclaim, () -> closed);
         this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(this) : null;
+    }
+
+    /**
+     * The cache {@code builder} describes with its bucket count sized from its {@code maxEntries}
+     * ({@link #defaultBuckets}) instead of {@code 2^bucketBits}: what {@code build()} does when
+     * {@code bucketBits} was not given.
+     *
+     * @throws IllegalArgumentException if the builder has no {@code maxEntries}
+     */
+    static CompactMbCache sizedFromMaxEntries(Builder builder) {
+        long maxEntries = builder.options.maxEntries(0);
+        if (maxEntries <= 0) {
+            throw new IllegalArgumentException("sizing from maxEntries needs maxEntries");
+        }
+        return new CompactMbCache(builder, defaultBuckets(maxEntries));
+    }
+
+    /**
+     * The bucket count of a cache sized from its bound: {@value #SIZED_ENTRIES_PER_BUCKET} entries a
+     * bucket at the bound, whatever the size (a bucket count need not be a power of two), at least
+     * 1 and at most 2^30.
+     */
+    static long defaultBuckets(long maxEntries) {
+        long buckets = maxEntries / SIZED_ENTRIES_PER_BUCKET + (maxEntries % SIZED_ENTRIES_PER_BUCKET == 0 ? 0 : 1);
+        return Math.max(1, Math.min(CompactTable.MAX_BUCKETS, buckets));
     }
 
     /**
@@ -254,8 +302,9 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * A builder with the defaults: 2^10 buckets, 8 entries per bucket, a random hash seed, the
-     * default chain cap, background reclaim on the shared daemon thread {@code mbcache-reclaim}.
+     * A builder with the defaults: buckets sized from {@code maxEntries} when only that is given,
+     * else 2^10 buckets and 8 entries per bucket; a random hash seed, the default chain cap,
+     * background reclaim on the shared daemon thread {@code mbcache-reclaim}.
      *
      * @return a new builder
      */
@@ -273,8 +322,12 @@ public final class CompactMbCache implements DedupCache {
         private Builder() {}
 
         /**
-         * log2 of the bucket count, as {@code MbCache.Builder.bucketBits}; default 10. The table
-         * takes 68 bytes a bucket up front (a 64-byte record and a 4-byte overflow reference).
+         * log2 of the bucket count, as {@code MbCache.Builder.bucketBits}. Without it, a builder
+         * given {@link #maxEntries(long)} sizes the table from that bound instead:
+         * 14 entries a bucket at the bound, a bucket count that need
+         * not be a power of two (about 23 bytes an entry in all); a builder given neither has 2^10
+         * buckets. The table takes 84 bytes a bucket up front (a 16-byte head, a 64-byte record and
+         * a 4-byte overflow reference).
          *
          * @param bucketBits in {@code [0, 30]}
          * @return this builder
@@ -286,7 +339,8 @@ public final class CompactMbCache implements DedupCache {
         }
 
         /**
-         * The reclaim bound, as {@code MbCache.Builder.maxEntries}; default 8 a bucket.
+         * The reclaim bound, as {@code MbCache.Builder.maxEntries}; default 8 a bucket. Without
+         * {@link #bucketBits(int)}, the bucket count is sized from it.
          *
          * @param maxEntries positive
          * @return this builder
@@ -370,11 +424,14 @@ public final class CompactMbCache implements DedupCache {
          * @return the cache
          */
         public CompactMbCache build() {
-            return new CompactMbCache(this);
+            return !options.bucketBitsSet() && options.maxEntries(0) > 0 ? sizedFromMaxEntries(this) : new CompactMbCache(this);
         }
     }
 
-    /** {@return log2 of the number of buckets, as built} */
+    /**
+     * {@return log2 of the number of buckets, as built; for a cache whose bucket count was sized from
+     * its bound (not a power of two), the log2 rounded up}
+     */
     public int bucketBits() {
         return bucketBits;
     }
@@ -487,7 +544,7 @@ public final class CompactMbCache implements DedupCache {
      * which the chain was read and found without the pair.
      */
     private long versionWithout(int bucket, int key, int print, long value) {
-        return tryFind(bucket, key, print, value, true, 0, false);
+        return tryFind(bucket, key, print, value, true, 0, false, false);
     }
 
     /**
@@ -592,7 +649,7 @@ public final class CompactMbCache implements DedupCache {
      */
     public long findFirstHandle(int key) {
         ensureOpen();
-        return countLookup(find(key, 0, false, 0));
+        return countLookup(find(key, 0, false, 0, false));
     }
 
     /**
@@ -606,7 +663,7 @@ public final class CompactMbCache implements DedupCache {
      */
     public long getHandle(int key, long value) {
         ensureOpen();
-        return countLookup(find(key, value, true, 0));
+        return countLookup(find(key, value, true, 0, false));
     }
 
     /**
@@ -628,7 +685,7 @@ public final class CompactMbCache implements DedupCache {
         }
         long next;
         try {
-            next = find(keyOf(meta), 0, false, (int) handle);
+            next = find(keyOf(meta), 0, false, (int) handle, false);
         } catch (Throwable lookupFailure) {
             try {
                 releaseHandle(handle);
@@ -651,12 +708,14 @@ public final class CompactMbCache implements DedupCache {
     /**
      * The walk of kernel {@code __entry_find} (by key, reusable ones only, below {@code afterSlot}
      * if that is in the chain) or {@code mb_cache_entry_get} (by pair): optimistic first, under the
-     * bucket's bit if a writer was in the bucket or the chain overflowed its record.
+     * bucket's bit if a writer was in the bucket. With {@code object} (a {@link DedupCache} lookup,
+     * which then wants the slot's entry object) the optimistic read loads that object before it takes
+     * the reference (see {@link #tryFind}).
      */
-    private long find(int key, long value, boolean byPair, int afterSlot) {
+    private long find(int key, long value, boolean byPair, int afterSlot, boolean object) {
         int bucket = table.bucketOf(key);
         int print = table.fingerprintOf(key);
-        long found = tryFind(bucket, key, print, value, byPair, afterSlot, true);
+        long found = tryFind(bucket, key, print, value, byPair, afterSlot, true, object);
         if (found == RETRY) {
             table.lock(bucket);
             try {
@@ -686,24 +745,41 @@ public final class CompactMbCache implements DedupCache {
      * The optimistic walk of {@link #find}: a handle, {@link #NO_ENTRY}, or {@link #RETRY}. Without
      * {@code acquire} (the create's duplicate check, by pair) it takes no reference and answers
      * {@link #CONTAINED}, {@link #RETRY}, or the version under which the pair was absent.
+     *
+     * <p>With {@code object} it loads the slot's entry object, and the object's handle, before the
+     * CAS that takes the reference: a locked instruction waits for the loads before it, and the loads
+     * after it wait for it, so loaded after it (in {@link #entryFor}) they would add two cache misses
+     * in a row to the hit; loaded before, they overlap the meta word's. Only a load: entryFor decides
+     * on the object afterwards, from the handle the CAS gave.
      */
-    private long tryFind(int bucket, int key, int print, long value, boolean byPair, int afterSlot, boolean acquire) {
-        long version = table.laVersion(bucket);
+    private long tryFind(int bucket, int key, int print, long value, boolean byPair, int afterSlot, boolean acquire,
+                         boolean object) {
+        long head = table.laVersion(bucket);
+        if (table.turnsAway(bucket, head, print)) {
+            return acquire ? NO_ENTRY : CompactTable.versionOf(head);
+        }
         int length = table.length(bucket);
-        if (CompactTable.locked(version) || length > CompactTable.INLINE || length < 0) {
+        int[] spill = null;
+        if (length > CompactTable.INLINE) {
+            spill = table.lpOverflow(bucket);
+            if (spill == null || length - CompactTable.INLINE > spill.length) {
+                return RETRY; // a stale or torn read: a writer was in the bucket
+            }
+        }
+        if (CompactTable.locked(head) || length < 0) {
             return RETRY;
         }
         int from = length;
         if (afterSlot != 0) {
             for (int pos = length - 1; pos >= 0; pos--) {
-                if (table.slotOfRef(table.refAt(bucket, pos)) == afterSlot) {
+                if (table.slotOfRef(refAt(bucket, spill, pos)) == afterSlot) {
                     from = pos;
                     break;
                 }
             }
         }
         for (int pos = from - 1; pos >= 0; pos--) {
-            int ref = table.refAt(bucket, pos);
+            int ref = refAt(bucket, spill, pos);
             if (table.fingerprintOfRef(ref) != print) {
                 continue;
             }
@@ -712,12 +788,15 @@ public final class CompactMbCache implements DedupCache {
             if (page == null) {
                 return RETRY;
             }
+            if (object && table.laHandleObject(slot) instanceof Entry stored && stored.handle == 0) {
+                return RETRY; // never (a handle's slot is at least 1): the loads must not be dropped
+            }
             long handle = acquire ? tryAcquireMatching(page, slot, key, value, byPair)
                     : matches(page, table.valueIndex(slot), lvMeta(page, table.valueIndex(slot)), key, value, true) ? CONTAINED : NO_ENTRY;
             if (handle == NO_ENTRY) {
                 continue;
             }
-            if (table.validate(bucket, version)) {
+            if (table.validate(bucket, head)) {
                 return handle;
             }
             if (acquire) {
@@ -725,7 +804,15 @@ public final class CompactMbCache implements DedupCache {
             }
             return RETRY;
         }
-        return !table.validate(bucket, version) ? RETRY : acquire ? NO_ENTRY : version;
+        return !table.validate(bucket, head) ? RETRY : acquire ? NO_ENTRY : CompactTable.versionOf(head);
+    }
+
+    /**
+     * An optimistic read's reference at {@code pos}: inline, or from the overflow array it loaded
+     * ({@code spill}, already checked to cover the length it read).
+     */
+    private int refAt(int bucket, int[] spill, int pos) {
+        return pos < CompactTable.INLINE ? table.inlineRef(bucket, pos) : spill[pos - CompactTable.INLINE];
     }
 
     /** Whether a slot's meta word (and value) show a live entry of the key, reusable or of the value. */
@@ -1223,7 +1310,8 @@ public final class CompactMbCache implements DedupCache {
     /** {@inheritDoc} */
     @Override
     public CacheEntry findFirst(int key) {
-        return entryFor(findFirstHandle(key));
+        ensureOpen();
+        return entryFor(countLookup(find(key, 0, false, 0, true)));
     }
 
     /** {@inheritDoc} */
@@ -1236,7 +1324,8 @@ public final class CompactMbCache implements DedupCache {
     /** {@inheritDoc} */
     @Override
     public CacheEntry get(int key, long value) {
-        return entryFor(getHandle(key, value));
+        ensureOpen();
+        return entryFor(countLookup(find(key, value, true, 0, true)));
     }
 
     /** {@inheritDoc} */
@@ -1360,7 +1449,7 @@ public final class CompactMbCache implements DedupCache {
             if ((meta ^ seen) >>> GENERATION_SHIFT != 0 || !tryClaim(slot, page, at, meta)) {
                 return false; // another generation or key (reused meanwhile), or held now
             }
-            int pos = table.positionOf(bucket, slot);
+            int pos = table.positionFromOldest(bucket, slot); // the hand claims old pairs: near the front
             if (pos < 0) {
                 throw new AssertionError("a live slot was not in its chain: " + slot);
             }
@@ -1563,7 +1652,7 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * The bytes this cache's arrays take (bucket records, overflow arrays, slot pages, handle tables),
+     * The bytes this cache's arrays take (bucket heads and records, overflow arrays, slot pages, handle tables),
      * a lower bound of what it retains. For benchmarks and sizing.
      *
      * @return the footprint in bytes

@@ -21,24 +21,66 @@ import java.util.Arrays;
  * happens to start at an odd multiple of 8 (then one slot in four does). Count zero means free (or removed, or killed by close). Slot 0 is never
  * used, so that a bucket reference of zero means "empty".
  *
- * <h2>Bucket records</h2>
- * Eight {@code long}s a bucket, in pages of up to 2^12 buckets (256 KiB): the head word (bit 0 the lock bit,
- * bits 1-63 a version that never wraps in practice), then seven longs that hold fourteen
- * {@code int}s: the chain's length, then the references of the chain's first 13 entries, oldest
- * first. A reference is the slot index in its low {@code slotBits} bits and a fingerprint of the
- * entry's key (bits of the keyed hash below the bucket's) above. Positions 13 and up (the chain
- * overflowed) live in an {@code int[]} of the bucket's ({@code overflow[b]}), read only under the
- * bucket's lock bit. A record is 64 bytes, so it spans one or two cache lines (arrays are only
- * 8-byte aligned by the JVM).
+ * <h2>Buckets</h2>
+ * Any number of buckets from 1 to 2^30, not only powers of two, so that a table sized from its
+ * {@code maxEntries} keeps about the same number of entries a bucket at every size. A bucket has two
+ * parts, each in pages of up to 2^12 buckets:
+ * <ul>
+ *   <li>its <em>head</em>, two {@code long}s side by side in a head page (64 KiB): the head word
+ *       (bit 0 the lock bit, bits 1-31 a version, bits 32-63 the key filter) and the wide filter
+ *       (64 bits). The heads of a table of {@code n} entries take about 1.3 bytes an entry, so
+ *       they stay in the processor caches where the records do not, and most misses read nothing
+ *       else (below).</li>
+ *   <li>its <em>record</em>, eight {@code long}s in a record page (256 KiB): sixteen {@code int}s,
+ *       the chain's length, then the references of the chain's first 15 entries, oldest first. A
+ *       reference is the slot index in its low {@code slotBits} bits and the key's fingerprint
+ *       above. Positions 15 and up (the chain overflowed) live in an {@code int[]} of the
+ *       bucket's ({@code overflow[b]}, 4 ints at first, doubled as needed, kept until close: a
+ *       chain going up and down around 15 does not allocate each time). A record is 64 bytes,
+ *       so it spans one or two cache lines (arrays are only 8-byte aligned by the JVM).</li>
+ * </ul>
+ * No page is half of G1's smallest region (1 MiB) or more, so none is a humongous object.
+ *
+ * <h2>The keyed index</h2>
+ * As {@link Buckets}'s: {@code h = a * key + b mod 2^64} with {@code a} (odd) and {@code b} from the
+ * cache's seed. The bucket is {@code (hi(h) * buckets) >>> 32} ("fastrange": the top 32 bits of
+ * {@code h} scaled to the bucket count), which for a power of two is exactly Buckets' top
+ * {@code bucketBits} bits, so one seed gives the same buckets in both backends. The fingerprint is
+ * the top {@code 32 - slotBits} bits of the rest of that product (the bits of {@code hi(h)} below
+ * the bucket's, scaled) XORed with the low half of {@code h}, so it stays informative when the
+ * bucket count uses up most of the top half.
+ *
+ * <h2>The key filters</h2>
+ * As Buckets' two filters, derived from the fingerprint alone (so a rebuild hashes nothing): the
+ * fingerprint's bits times an odd constant ({@link #filterMix}) pick one of the head word's upper
+ * 32 bits (its top five bits) and two of the wide filter's 64 (the next twelve), set for every key
+ * in the chain. The lock holder sets a new key's bits
+ * and rebuilds both filters from the references left on every removal, in the walk that shifts
+ * the chain, so an even head word's filters cover exactly the chain of that version. A lookup reads
+ * the head (version and filter in one load, then the wide word), and answers a miss without reading
+ * the record when either filter lacks the key and the version validates. With fewer fingerprint
+ * bits than the filters use (tables of millions of entries) the filters share bits and let more
+ * through; they are never wrong about a key that is there.
  *
  * <h2>Memory ordering</h2>
  * Accessor names say the mode, JCTools-style: {@code lv} volatile load, {@code la} acquire load,
  * {@code lp}/{@code sp} plain load and store, {@code so} release store, {@code cas}
- * compare-and-set. Bucket contents (length, references, overflow arrays) are plain, written only by
- * the holder of the bucket's lock bit, and read optimistically under the seqlock protocol of
- * {@link Buckets} (acquire load of the version, plain loads, acquire fence, load of the version
- * again); the lock CAS is an acquire, followed by a store-store fence, and the unlock a release
- * store, exactly as there. The meta word is changed by CAS only once its slot is live; the one
+ * compare-and-set. Bucket contents (length, references, overflow arrays, the wide filter) are
+ * written only by the holder of the bucket's lock bit, and read optimistically under the seqlock
+ * protocol of {@link Buckets} (acquire load of the head word, plain loads, acquire fence, load of
+ * the head word again); the lock CAS is an acquire, followed by a store-store fence, and the unlock
+ * a release store, exactly as there. The version has 31 bits and wraps, with Buckets' bound (the
+ * contract, section 5): a validation is fooled only if exactly a multiple of 2^31 critical sections
+ * ran on the one bucket while the reader stalled between its two loads. An optimistic reader also
+ * reads overflowed chains: it loads {@code overflow[b]} plainly and indexes it only below the
+ * array's own length (a stale length or array makes it retry, never fault); a holder that replaces
+ * the array does so after its odd version (the store-store fence), so a reader that saw the new
+ * array, or any reference the holder wrote into either array, sees the version moved when it
+ * validates, and one that saw the old array with an unchanged version read the chain as it was.
+ * The filters are stored opaquely (atomic 64-bit stores) inside the critical section; the head
+ * word's is republished by the unlock's release store with the new version.
+ *
+ * <p>The meta word is changed by CAS only once its slot is live; the one
  * plain-ish write, the release store that makes a slot live ({@link #soMeta}), happens while the slot
  * is free and owned by one creator, and nobody CASes a meta word whose count is zero (every CAS loop
  * refuses count zero), except the claim that sets it to zero, which needs count one. Slot pages and
@@ -81,29 +123,38 @@ final class CompactTable implements HotReferences.Host {
     /** The hot-mode protocol over a meta word; this table is its {@link HotReferences.Host}, a slot its {@code at}. */
     static final HotReferences HOT_REFERENCES = new HotReferences(COUNT_MASK, FROZEN, HOT, WAITERS, IDENTITY);
 
-    /** Longs a bucket record takes: the head word and seven longs of fourteen ints. */
+    /** Longs a bucket record takes: sixteen ints, the length and 15 inline references. */
     static final int RECORD_LONGS = 8;
     /** Chain positions held in the record itself; the rest are in the bucket's overflow array. */
-    static final int INLINE = 13;
+    static final int INLINE = 15;
+    /** Longs a bucket head takes: the head word and the wide filter. */
+    private static final int HEAD_LONGS = 2;
+    /** The first overflow array's capacity. */
+    private static final int FIRST_OVERFLOW = 4;
     /**
-     * 2^12 records a page: 256 KiB, under half of G1's smallest region (1 MiB), so a page is never
-     * a humongous object (those take whole regions, and a page of exactly half a region or more
-     * would waste up to half of what it takes).
+     * 2^12 buckets a page: records of 256 KiB, heads of 64 KiB, under half of G1's smallest region
+     * (1 MiB), so a page is never a humongous object (those take whole regions, and a page of
+     * exactly half a region or more would waste up to half of what it takes).
      */
     private static final int BUCKET_PAGE_BITS = 12;
+    private static final int BUCKET_PAGE_MASK = (1 << BUCKET_PAGE_BITS) - 1;
     private static final long LOCKED = 1;
+    /** The lock bit and the version: the low half of a head word. */
+    private static final long VERSION_MASK = 0xFFFF_FFFFL;
+    /** The key filter: the high half of a head word. */
+    private static final long FILTER_MASK = ~VERSION_MASK;
+    /** The most buckets a table has. */
+    static final int MAX_BUCKETS = 1 << 30;
 
-    final int bucketBits;
+    final int buckets;
     final int slotBits;
     final int slotMask;
-    private final int fingerprintBits;
     final int slotPageBits;
     private final int slotPageMask;
-    private final int bucketPageBits;
-    private final int bucketPageMask;
     private final long multiplier;
     private final long increment;
 
+    private final long[][] headPages;
     private final long[][] bucketPages;
     private final int[][] overflow;
     private final long[][] slotPages;
@@ -117,21 +168,32 @@ final class CompactTable implements HotReferences.Host {
     /** The free list: a tag in the upper 32 bits (against ABA), the top slot in the lower (0: empty). */
     private volatile long freeHead;
 
-    CompactTable(int bucketBits, int slotBits, int slotPageBits, long[] seed) {
-        this.bucketBits = bucketBits;
+    /**
+     * An empty table.
+     *
+     * @param buckets the bucket count, in {@code [1, 2^30]}
+     * @param slotBits log2 of the most slots
+     * @param slotPageBits log2 of the slots a page
+     * @param seed the keyed index's seed ({@link Buckets#seed})
+     */
+    CompactTable(int buckets, int slotBits, int slotPageBits, long[] seed) {
+        if (buckets < 1 || buckets > MAX_BUCKETS) {
+            throw new IllegalArgumentException("buckets must be in [1, 2^30], was " + buckets);
+        }
+        this.buckets = buckets;
         this.slotBits = slotBits;
         this.slotMask = (1 << slotBits) - 1;
-        this.fingerprintBits = 32 - slotBits;
         this.slotPageBits = slotPageBits;
         this.slotPageMask = (1 << slotPageBits) - 1;
-        this.bucketPageBits = Math.min(bucketBits, BUCKET_PAGE_BITS);
-        this.bucketPageMask = (1 << bucketPageBits) - 1;
         this.multiplier = seed[0] | 1L;
         this.increment = seed[1];
-        int buckets = 1 << bucketBits;
-        bucketPages = new long[buckets >>> bucketPageBits][];
-        for (int p = 0; p < bucketPages.length; p++) {
-            bucketPages[p] = new long[RECORD_LONGS << bucketPageBits];
+        int pages = (int) ((buckets + (long) BUCKET_PAGE_MASK) >>> BUCKET_PAGE_BITS);
+        headPages = new long[pages][];
+        bucketPages = new long[pages][];
+        for (int p = 0; p < pages; p++) {
+            int inPage = Math.min(BUCKET_PAGE_MASK + 1, buckets - (p << BUCKET_PAGE_BITS));
+            headPages[p] = new long[HEAD_LONGS * inPage];
+            bucketPages[p] = new long[RECORD_LONGS * inPage];
         }
         overflow = new int[buckets][];
         slotPages = new long[1 << (slotBits - slotPageBits)][];
@@ -139,7 +201,7 @@ final class CompactTable implements HotReferences.Host {
     }
 
     int bucketCount() {
-        return 1 << bucketBits;
+        return buckets;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -151,13 +213,14 @@ final class CompactTable implements HotReferences.Host {
     }
 
     int bucketOf(int key) {
-        return bucketBits == 0 ? 0 : (int) (keyedHash(key) >>> (64 - bucketBits));
+        return (int) (((keyedHash(key) >>> 32) * buckets) >>> 32);
     }
 
     /** The key's fingerprint, in place above the slot bits of a reference. */
     int fingerprintOf(int key) {
-        long bits = keyedHash(key) >>> (64 - bucketBits - fingerprintBits);
-        return (int) bits << slotBits;
+        long hash = keyedHash(key);
+        int bits = (int) ((hash >>> 32) * buckets) ^ (int) hash;
+        return bits & ~slotMask;
     }
 
     int fingerprintOfRef(int ref) {
@@ -168,77 +231,170 @@ final class CompactTable implements HotReferences.Host {
         return ref & slotMask;
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // Bucket records: the lock bit and version
-    // ---------------------------------------------------------------------------------------------
-
-    private long[] recordPage(int b) {
-        return bucketPages[b >>> bucketPageBits];
+    /**
+     * The fingerprint spread over 32 bits for the filters: its bits (there are only
+     * {@code 32 - slotBits} of them) times an odd constant, so that every filter bit depends on all
+     * of them, however few.
+     */
+    int filterMix(int print) {
+        return (print >>> slotBits) * 0x9E37_79B9;
     }
 
-    private static int recordBase(int b, int mask) {
-        return (b & mask) * RECORD_LONGS;
+    /** The head word's filter bit of a {@link #filterMix} (in place: one of bits 32-63). */
+    static long filterBit(int mix) {
+        return 1L << (32 + (mix >>> 27));
     }
 
-    /** Takes the lock bit (acquire CAS, then a store-store fence); returns the even version it took. */
+    /** The wide filter's bits of a {@link #filterMix}: two, picked by the twelve bits below the head's five. */
+    static long wideFilterBits(int mix) {
+        return (1L << ((mix >>> 21) & 63)) | (1L << ((mix >>> 15) & 63));
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Bucket heads: the lock bit, the version and the filters
+    // ---------------------------------------------------------------------------------------------
+
+    private long[] headPage(int b) {
+        return headPages[b >>> BUCKET_PAGE_BITS];
+    }
+
+    private static int headIndex(int b) {
+        return (b & BUCKET_PAGE_MASK) * HEAD_LONGS;
+    }
+
+    /**
+     * Takes the lock bit (acquire CAS, then a store-store fence); returns the version it took (the
+     * even low half of the head word: equal to one an optimistic read validated exactly when no
+     * critical section ran in between, up to the version's wrap).
+     */
     long lock(int b) {
-        long[] page = recordPage(b);
-        int at = recordBase(b, bucketPageMask);
+        long[] page = headPage(b);
+        int at = headIndex(b);
         long word = (long) LONGS.getOpaque(page, at);
         if ((word & LOCKED) != 0 || !LONGS.weakCompareAndSetAcquire(page, at, word, word + 1)) {
             word = Buckets.lockContended(page, at);
         }
         VarHandle.storeStoreFence();
-        return word;
+        return word & VERSION_MASK;
     }
 
-    /** Drops the lock bit: a release store of the next even version. One load, one store. */
+    /**
+     * Drops the lock bit: a release store of the next even version (wrapping within the low half,
+     * never carrying into the filter), with the filter as the critical section left it. One load,
+     * one store.
+     */
     void unlock(int b) {
-        long[] page = recordPage(b);
-        int at = recordBase(b, bucketPageMask);
-        LONGS.setRelease(page, at, (long) LONGS.get(page, at) + 1);
+        long[] page = headPage(b);
+        int at = headIndex(b);
+        long word = (long) LONGS.get(page, at);
+        LONGS.setRelease(page, at, (word & FILTER_MASK) | ((word + 1) & VERSION_MASK));
     }
 
-    /** The version an optimistic read starts from (acquire); odd while a holder is inside. */
+    /** The head word an optimistic read starts from (acquire); its version is odd while a holder is inside. */
     long laVersion(int b) {
-        return (long) LONGS.getAcquire(recordPage(b), recordBase(b, bucketPageMask));
+        return (long) LONGS.getAcquire(headPage(b), headIndex(b));
     }
 
-    /** Whether no critical section began since {@code version} was read: an acquire fence, then the word again. */
-    boolean validate(int b, long version) {
+    /** The version half of a head word, as {@link #lock} returns it. */
+    static long versionOf(long head) {
+        return head & VERSION_MASK;
+    }
+
+    /** Whether no critical section began since {@code head} was read: an acquire fence, then the word again. */
+    boolean validate(int b, long head) {
         VarHandle.acquireFence();
-        return (long) LONGS.getOpaque(recordPage(b), recordBase(b, bucketPageMask)) == version;
+        return (long) LONGS.getOpaque(headPage(b), headIndex(b)) == head;
     }
 
-    static boolean locked(long version) {
-        return (version & LOCKED) != 0;
+    static boolean locked(long head) {
+        return (head & LOCKED) != 0;
+    }
+
+    /**
+     * Whether an optimistic read that loaded {@code head} may answer "absent" for a key of
+     * fingerprint {@code print} without reading the record: the version is even and validates, and
+     * one of the two filters lacks the key. The wide word is read after the head word (an acquire
+     * load) and counts only because the validation follows it. No branch on either filter's answer
+     * (see {@link Buckets}' turnsAway: a branch taken at random is mispredicted that often).
+     */
+    boolean turnsAway(int b, long head, int print) {
+        long wide = (long) LONGS.getOpaque(headPage(b), headIndex(b) + 1);
+        int mix = filterMix(print);
+        boolean lacks = ((filterBit(mix) & ~head) | (wideFilterBits(mix) & ~wide)) != 0;
+        // non-short-circuit &: the validation runs after the wide word's load whatever the filters say
+        return (head & LOCKED) == 0 & validate(b, head) & lacks;
+    }
+
+    /** Adds a fingerprint to the bucket's filters. Bit held. */
+    private void addToFilters(int b, int print) {
+        int mix = filterMix(print);
+        long[] page = headPage(b);
+        int at = headIndex(b);
+        LONGS.setOpaque(page, at, (long) LONGS.get(page, at) | filterBit(mix));
+        LONGS.setOpaque(page, at + 1, (long) LONGS.get(page, at + 1) | wideFilterBits(mix));
+    }
+
+    /** Empties the bucket's filters. Bit held. */
+    private void clearFilters(int b) {
+        setFilters(b, 0, 0);
+    }
+
+    /** Replaces the bucket's filters (opaque stores, the head word's version kept). Bit held. */
+    private void setFilters(int b, long head, long wide) {
+        long[] page = headPage(b);
+        int at = headIndex(b);
+        LONGS.setOpaque(page, at, ((long) LONGS.get(page, at) & VERSION_MASK) | head);
+        LONGS.setOpaque(page, at + 1, wide);
     }
 
     // ---------------------------------------------------------------------------------------------
     // Bucket records: the chain (plain; under the bit, or read optimistically and validated)
     // ---------------------------------------------------------------------------------------------
 
-    /** Int {@code j} (0: length, 1-13: inline positions) of bucket {@code b}'s record. Plain. */
+    private long[] recordPage(int b) {
+        return bucketPages[b >>> BUCKET_PAGE_BITS];
+    }
+
+    private static int recordBase(int b) {
+        return (b & BUCKET_PAGE_MASK) * RECORD_LONGS;
+    }
+
+    /** Int {@code j} (0: length, 1-15: inline positions) of bucket {@code b}'s record. Plain. */
     private int lpInt(int b, int j) {
-        long word = recordPage(b)[recordBase(b, bucketPageMask) + 1 + (j >>> 1)];
+        long word = recordPage(b)[recordBase(b) + (j >>> 1)];
         return (int) (word >>> ((j & 1) << 5));
     }
 
     private void spInt(int b, int j, int value) {
         long[] page = recordPage(b);
-        int at = recordBase(b, bucketPageMask) + 1 + (j >>> 1);
+        int at = recordBase(b) + (j >>> 1);
         int shift = (j & 1) << 5;
         long word = page[at];
         page[at] = (word & ~(0xFFFF_FFFFL << shift)) | ((value & 0xFFFF_FFFFL) << shift);
     }
 
+    /** The chain's length. Plain: under the bit, or optimistically (then any value, to be validated). */
     int length(int b) {
         return lpInt(b, 0);
     }
 
-    /** The reference at chain position {@code pos} (0 oldest). Plain; beyond {@link #INLINE}, under the bit only. */
+    /** The reference at chain position {@code pos} (0 oldest), {@code pos < length}. Bit held. */
     int refAt(int b, int pos) {
         return pos < INLINE ? lpInt(b, 1 + pos) : overflow[b][pos - INLINE];
+    }
+
+    /** An inline reference, {@code pos < INLINE}. Plain; optimistic readers validate. */
+    int inlineRef(int b, int pos) {
+        return lpInt(b, 1 + pos);
+    }
+
+    /**
+     * The overflow array as an optimistic reader sees it (plain): possibly stale, possibly
+     * {@code null}, possibly shorter than the length it read. The reader indexes it only below its
+     * own length and validates.
+     */
+    int[] lpOverflow(int b) {
+        return overflow[b];
     }
 
     private void setRefAt(int b, int pos, int ref) {
@@ -251,7 +407,8 @@ final class CompactTable implements HotReferences.Host {
 
     /**
      * Makes room for one more reference in bucket {@code b}'s chain, allocating before anything
-     * changes (so a Throwable leaves the bucket as it was). Bit held.
+     * changes (so a Throwable leaves the bucket as it was). Bit held. A larger array replaces the
+     * old one whole (a copy): an optimistic reader holding the old one reads it consistently.
      */
     void ensureRoom(int b) {
         int length = length(b);
@@ -261,26 +418,53 @@ final class CompactTable implements HotReferences.Host {
         int[] spill = overflow[b];
         int needed = length - INLINE + 1;
         if (spill == null || spill.length < needed) {
-            int capacity = Math.max(8, spill == null ? 0 : spill.length * 2);
+            int capacity = spill == null ? FIRST_OVERFLOW : spill.length * 2;
             overflow[b] = spill == null ? new int[capacity] : Arrays.copyOf(spill, capacity);
         }
     }
 
-    /** Appends a reference as the newest. Bit held, {@link #ensureRoom} done. */
+    /** Appends a reference as the newest and adds it to the filters. Bit held, {@link #ensureRoom} done. */
     void addNewest(int b, int ref) {
         int length = length(b);
         setRefAt(b, length, ref);
         spInt(b, 0, length + 1);
+        addToFilters(b, fingerprintOfRef(ref));
     }
 
-    /** Removes the reference at {@code pos}, keeping the order of the others. Bit held. */
+    /**
+     * Removes the reference at {@code pos}, keeping the order of the others, and rebuilds the
+     * filters from the references left, in one walk of the chain. Bit held.
+     */
     void removeAt(int b, int pos) {
         int length = length(b);
-        for (int i = pos; i < length - 1; i++) {
-            setRefAt(b, i, refAt(b, i + 1));
+        long head = 0;
+        long wide = 0;
+        for (int i = 0; i < length - 1; i++) {
+            int ref;
+            if (i < pos) {
+                ref = refAt(b, i);
+            } else {
+                ref = refAt(b, i + 1);
+                setRefAt(b, i, ref);
+            }
+            int mix = filterMix(fingerprintOfRef(ref));
+            head |= filterBit(mix);
+            wide |= wideFilterBits(mix);
         }
         setRefAt(b, length - 1, 0);
         spInt(b, 0, length - 1);
+        setFilters(b, head, wide);
+    }
+
+    /** The position of {@code slot} in bucket {@code b}'s chain, oldest first, or -1. Bit held. */
+    int positionFromOldest(int b, int slot) {
+        int length = length(b);
+        for (int pos = 0; pos < length; pos++) {
+            if (slotOfRef(refAt(b, pos)) == slot) {
+                return pos;
+            }
+        }
+        return -1;
     }
 
     /** The position of {@code slot} in bucket {@code b}'s chain, or -1. Bit held. */
@@ -293,7 +477,7 @@ final class CompactTable implements HotReferences.Host {
         return -1;
     }
 
-    /** Empties the chain (close). Bit held. */
+    /** Empties the chain and its filters (close). Bit held. */
     void clear(int b) {
         int length = Math.min(length(b), INLINE);
         for (int pos = 0; pos < length; pos++) {
@@ -301,6 +485,7 @@ final class CompactTable implements HotReferences.Host {
         }
         spInt(b, 0, 0);
         overflow[b] = null;
+        clearFilters(b);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -563,12 +748,12 @@ final class CompactTable implements HotReferences.Host {
     // Accounting
     // ---------------------------------------------------------------------------------------------
 
-    /** Bytes held by the arrays (bucket records, overflow directory and arrays, slot and handle pages). */
+    /** Bytes held by the arrays (bucket heads and records, overflow directory and arrays, slot and handle pages). */
     long footprintBytes() {
-        long bytes = 16L + 4L * bucketPages.length + 16L + 4L * overflow.length
+        long bytes = 2 * (16L + 4L * bucketPages.length) + 16L + 4L * overflow.length
                 + 2 * (16L + 4L * slotPages.length);
-        for (long[] page : bucketPages) {
-            bytes += 16L + 8L * page.length;
+        for (int p = 0; p < bucketPages.length; p++) {
+            bytes += 2 * 16L + 8L * (bucketPages[p].length + headPages[p].length);
         }
         for (int[] spill : overflow) {
             if (spill != null) {

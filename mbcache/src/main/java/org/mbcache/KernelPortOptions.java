@@ -17,6 +17,7 @@ import java.util.concurrent.Executor;
 final class KernelPortOptions {
 
     private int bucketBits = MbCache.DEFAULT_BUCKET_BITS;
+    private boolean bucketBitsSet;
     private long maxEntries;
     private Executor executor;
     private CreateStrategy createStrategy = CreateStrategy.REQUEST_LIST;
@@ -31,6 +32,7 @@ final class KernelPortOptions {
                     "bucketBits must be in [0, " + MbCache.MAX_BUCKET_BITS + "], was " + bucketBits);
         }
         this.bucketBits = bucketBits;
+        this.bucketBitsSet = true;
     }
 
     /** Sets the bound; throws {@link IllegalArgumentException} if not positive. */
@@ -74,7 +76,12 @@ final class KernelPortOptions {
         return bucketBits;
     }
 
-    /** {@return {@code maxEntries} as set, or {@code entriesPerBucket} a bucket} */
+    /** {@return whether {@code bucketBits} was set (the compact layout sizes its table from {@code maxEntries} otherwise)} */
+    boolean bucketBitsSet() {
+        return bucketBitsSet;
+    }
+
+    /** {@return {@code maxEntries} as set, or {@code entriesPerBucket} a bucket (0: 0 if unset)} */
     long maxEntries(int entriesPerBucket) {
         return maxEntries > 0 ? maxEntries : (1L << bucketBits) * entriesPerBucket;
     }
@@ -82,6 +89,11 @@ final class KernelPortOptions {
     /** {@return the chain cap as set, or {@link MbCache#defaultChainCap} for this table at {@code maxEntries}} */
     int chainCap(long maxEntries) {
         return chainCap > 0 ? chainCap : MbCache.defaultChainCap(maxEntries, bucketBits);
+    }
+
+    /** {@return the chain cap as set, or the same rule for a table of {@code buckets} buckets, any count} */
+    int chainCap(long maxEntries, long buckets) {
+        return chainCap > 0 ? chainCap : MbCache.defaultChainCapOfBuckets(maxEntries, buckets);
     }
 
     /** {@return the executor as set, or the shared daemon thread {@code mbcache-reclaim}} */

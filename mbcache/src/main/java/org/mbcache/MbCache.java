@@ -248,7 +248,11 @@ public final class MbCache implements DedupCache {
      * lose old entries to the cap, which {@code chainCapReclaims} shows.
      */
     static int defaultChainCap(long maxEntries, int bucketBits) {
-        long buckets = 1L << bucketBits;
+        return defaultChainCapOfBuckets(maxEntries, 1L << bucketBits);
+    }
+
+    /** {@link #defaultChainCap}'s rule for any bucket count (the compact layout's need not be a power of two). */
+    static int defaultChainCapOfBuckets(long maxEntries, long buckets) {
         long twiceMax = Saturating.twice(maxEntries);
         // Rounded up without adding first: twiceMax saturates at Long.MAX_VALUE ("no bound").
         long meanAtTwiceMax = twiceMax / buckets + (twiceMax % buckets == 0 ? 0 : 1);

@@ -485,4 +485,66 @@ class CompactMbCacheTest {
             assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), inner);
         }
     }
+
+    @Test
+    void anyBucketCountHoldsEveryPairAndOverflowedChainsAreFound() {
+        for (long buckets : new long[] {1, 3, 7, 1000}) {
+            try (CompactMbCache cache = new CompactMbCache(CompactMbCache.builder().maxEntries(1 << 14)
+                    .executor(Runnable::run).memoryPressureReclaim(false), buckets)) {
+                for (int key = 0; key < 3000; key++) {
+                    assertTrue(cache.create(key * 31, key, key % 2 == 0));
+                    assertTrue(cache.bucketOf(key * 31) >= 0 && cache.bucketOf(key * 31) < buckets);
+                }
+                cache.checkChains();
+                for (int key = 0; key < 3000; key++) {
+                    long h = cache.getHandle(key * 31, key);
+                    assertNotEquals(CompactMbCache.NO_ENTRY, h, "pair " + key + " in " + buckets + " buckets");
+                    cache.release(h);
+                    long first = cache.findFirstHandle(key * 31);
+                    assertEquals(key % 2 == 0, first != CompactMbCache.NO_ENTRY);
+                    if (first != CompactMbCache.NO_ENTRY) {
+                        cache.release(first);
+                    }
+                    assertEquals(CompactMbCache.NO_ENTRY, cache.getHandle(key * 31, key + 1));
+                    assertEquals(CompactMbCache.NO_ENTRY, cache.findFirstHandle(-1 - key));
+                }
+                for (int key = 0; key < 3000; key += 3) {
+                    assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(key * 31, key));
+                }
+                cache.checkChains();
+                for (int key = 0; key < 3000; key++) {
+                    CacheEntry entry = cache.get(key * 31, key);
+                    assertEquals(key % 3 != 0, entry != null);
+                    if (entry != null) {
+                        entry.close();
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void defaultSizingKeepsAboutFourteenABucket() {
+        assertEquals(71_429, CompactMbCache.defaultBuckets(1_000_000));
+        assertEquals(1, CompactMbCache.defaultBuckets(1));
+        assertEquals(1 << 30, CompactMbCache.defaultBuckets(Long.MAX_VALUE));
+        try (CompactMbCache cache = CompactMbCache.sizedFromMaxEntries(CompactMbCache.builder().maxEntries(1_000_000)
+                .memoryPressureReclaim(false))) {
+            assertEquals(17, cache.bucketBits());
+            assertEquals(MbCache.defaultChainCapOfBuckets(1_000_000, 71_429), cache.chainCap());
+        }
+        assertThrows(IllegalArgumentException.class, () -> CompactMbCache.sizedFromMaxEntries(CompactMbCache.builder()));
+    }
+
+    @Test
+    void aPowerOfTwoBucketCountPicksMbCachesBuckets() {
+        try (CompactMbCache compact = new CompactMbCache(CompactMbCache.builder().hashSeed(5L)
+                .memoryPressureReclaim(false), 1 << 9);
+                MbCache port = MbCache.builder().bucketBits(9).hashSeed(5L).build()) {
+            for (int key = 0; key < 10_000; key++) {
+                assertEquals(port.bucketOf(key * 7919), compact.bucketOf(key * 7919));
+            }
+        }
+    }
+
 }

@@ -250,8 +250,7 @@ public final class ScaleBench {
         final CompactMbCache compact;
 
         CompactPrimitive(long n) {
-            super(CompactMbCache.builder().bucketBits(bucketBits(n, 8)).maxEntries(n).executor(Runnable::run)
-                    .hashSeed(Backends.HASH_SEED).build());
+            super(sizedCompact(n));
             compact = (CompactMbCache) cache;
         }
 
@@ -369,6 +368,15 @@ public final class ScaleBench {
         }
     }
 
+    /**
+     * The compact layout bounded at {@code n}, its bucket count sized from that bound (14 entries a
+     * bucket at every size, not a power of two): what its builder does when given no
+     * {@code bucketBits}.
+     */
+    static CompactMbCache sizedCompact(long n) {
+        return CompactMbCache.builder().maxEntries(n).executor(Runnable::run).hashSeed(Backends.HASH_SEED).build();
+    }
+
     /** log2 of a bucket count that keeps at most {@code load} entries a bucket at {@code n}. */
     static int bucketBits(long n, int load) {
         long buckets = Math.max(1, (n + load - 1) / load);
@@ -388,7 +396,7 @@ public final class ScaleBench {
             case "compact":
                 return new CompactPrimitive(n);
             case "compact-api":
-                return new Dedup(Backends.dedup("compact", bucketBits(n, 8), n, Runnable::run));
+                return new Dedup(sizedCompact(n));
             case "chm":
                 return new Chm(n);
             case "fastutil":
