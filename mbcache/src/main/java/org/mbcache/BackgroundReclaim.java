@@ -128,8 +128,13 @@ final class BackgroundReclaim {
     private final long synchronousThreshold;
     /** The entries a background pass scans: {@code maxEntries / 16}, at least 1. */
     private final long batch;
-    /** The cache's logger, so that its executor's failures are logged under its name. */
-    private final System.Logger logger;
+    /**
+     * The name of the cache's logger, so that its executor's failures are logged under its class's
+     * name. A name, not the logger: the logger's object graph (a logging framework's patterns and
+     * handlers) would then be reachable from every cache, which tools that walk a cache's state
+     * (Lincheck's model checker) cannot, and need not, enter. Looked up on the failure path only.
+     */
+    private final String loggerName;
     /** The cache's reclaim pass. */
     private final Reclaimer reclaimer;
     /** Whether the cache was closed. */
@@ -148,18 +153,18 @@ final class BackgroundReclaim {
      * @param executor where background passes run
      * @param entryCount the cache's entry count
      * @param maxEntries the cache's bound, positive
-     * @param logger where an executor's failure is logged
+     * @param loggerName the name of the logger an executor's failure is logged to
      * @param reclaimer the cache's reclaim pass
      * @param closed whether the cache was closed
      */
-    BackgroundReclaim(Executor executor, EntryCount entryCount, long maxEntries, System.Logger logger,
+    BackgroundReclaim(Executor executor, EntryCount entryCount, long maxEntries, String loggerName,
                       Reclaimer reclaimer, BooleanSupplier closed) {
         this.executor = executor;
         this.entryCount = entryCount;
         this.maxEntries = maxEntries;
         this.synchronousThreshold = Saturating.twice(maxEntries);
         this.batch = Math.max(1, maxEntries / MbCache.SHRINK_DIVISOR);
-        this.logger = logger;
+        this.loggerName = loggerName;
         this.reclaimer = reclaimer;
         this.closed = closed;
     }
@@ -277,7 +282,8 @@ final class BackgroundReclaim {
             pass.run();
             System.Logger.Level level = executorFailureLogged ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
             executorFailureLogged = true;
-            logger.log(level, "mbcache: the reclaim executor failed; ran the pass on the calling thread", failure);
+            System.getLogger(loggerName).log(level, "mbcache: the reclaim executor failed; ran the pass on the calling thread",
+                    failure);
         }
     }
 

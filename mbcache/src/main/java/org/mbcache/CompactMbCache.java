@@ -190,7 +190,6 @@ public final class CompactMbCache implements DedupCache {
      * bytes, read optimistically too). Measured arrays: 23.1 bytes an entry at 10^6, 22.9 at 10^7.
      */
     static final int SIZED_ENTRIES_PER_BUCKET = 14;
-    private static final System.Logger LOGGER = System.getLogger(CompactMbCache.class.getName());
 
     static {
         try {
@@ -259,7 +258,7 @@ public final class CompactMbCache implements DedupCache {
         int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
         this.table = new CompactTable((int) buckets, slotBits, Math.min(pageBits, slotBits), Buckets.seed(options.hashSeed()));
         this.entryCount = new EntryCount(maxEntries);
-        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, LOGGER,
+        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, CompactMbCache.class.getName(),
                 this::reclaim, () -> closed);
         this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(this) : null;
     }

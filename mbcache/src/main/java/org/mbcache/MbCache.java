@@ -221,7 +221,6 @@ public final class MbCache implements DedupCache {
     /** The smallest default chain cap, whatever the load. */
     static final int MIN_DEFAULT_CHAIN_CAP = 32;
 
-    private static final System.Logger LOGGER = System.getLogger(MbCache.class.getName());
 
     /**
      * The kernel's {@code hash_32(key, bits)}: multiply by the golden-ratio constant as an unsigned
@@ -698,7 +697,7 @@ public final class MbCache implements DedupCache {
         this.createStrategy = options.createStrategy();
         this.lru = new Lru(deadEntriesBatch(maxEntries));
         this.entryCount = new EntryCount(maxEntries);
-        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, LOGGER,
+        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, MbCache.class.getName(),
                 this::reclaim, () -> closed);
         this.buckets = new Buckets(bucketBits, options.hashSeed());
         this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(this) : null;
