@@ -2,7 +2,6 @@ package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -11,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -21,39 +21,57 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.mbcache.testing.Backend;
 
-/** The hot mode of {@link MbCache.Entry}: its switch-over, and every decision on a hot entry. */
+/**
+ * The hot mode of the kernel port ({@link HotReferences}): the switch-over under contended hits, and
+ * every decision on a hot entry (references taken and released on different threads, over-release,
+ * hand-over on delete, claims by delete and reclaim, {@code waitUnused}, {@code findNext}'s check,
+ * the cap on hot entries). Written once through the {@link DedupCache} API and run against both
+ * layouts that share the protocol: {@link MbCache}'s entry objects and {@link CompactMbCache}'s
+ * slots. Compact slot reuse and the handle API: {@link CompactHotSlotTest}; {@code MbCache.Entry}'s
+ * own counters: {@link MbCacheHotEntryTest}.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class HotEntryTest {
+@ParameterizedClass(name = "{0}")
+@EnumSource(value = Backend.class, names = {"MBCACHE_REQUEST_LIST", "COMPACT"})
+class HotModeTest {
     private static final int KEY = 7;
     private static final long VALUE = 70;
 
-    private MbCache cache;
-    private ExecutorService other;
+    /** The layout under test. */
+    @Parameter
+    Backend backend;
+
+    private DedupCache cache;
+    private OtherThread other;
 
     @BeforeEach
     void setUp() {
-        cache = MbCache.builder().bucketBits(4).maxEntries(1 << 20).executor(Runnable::run).build();
-        other = Executors.newSingleThreadExecutor();
+        cache = backend.open(4, 1 << 12, Runnable::run);
+        other = new OtherThread();
     }
 
     @AfterEach
     void tearDown() {
-        other.shutdownNow();
+        other.close();
         cache.close();
     }
 
     /** The pair, cached and switched to hot mode; nobody holds it. */
-    private MbCache.Entry hotPair() {
+    private CacheEntry hotPair() {
         assertTrue(cache.create(KEY, VALUE, true));
         CacheEntry entry = cache.get(KEY, VALUE);
         assertTrue(HotEntries.makeHot(entry));
         cache.release(entry);
-        return (MbCache.Entry) entry;
+        return entry;
     }
 
-    private <T> T onOtherThread(java.util.concurrent.Callable<T> task) throws Exception {
-        return other.submit(task).get(10, TimeUnit.SECONDS);
+    private int hotEntries() {
+        return HotEntries.hotEntries(cache);
     }
 
     @Test
@@ -93,33 +111,31 @@ class HotEntryTest {
             pool.shutdownNow();
         }
         assertTrue(HotEntries.isHot(probe), "contended hits never switched the entry to hot mode");
-        assertEquals(1, cache.hotEntries());
-        // Every reference went back: the delete claims it at once, and the budget is given back.
+        assertEquals(1, hotEntries());
+        // Every reference went back: the delete claims it at once, and the hot place is given back.
         assertNull(cache.deleteOrGet(KEY, VALUE));
         assertNull(cache.get(KEY, VALUE));
-        assertEquals(0, cache.hotEntries());
+        assertEquals(0, hotEntries());
         assertEquals(0, cache.size());
     }
 
     @Test
     void aReferenceTakenOnOneThreadIsReleasedOnAnother() throws Exception {
-        MbCache.Entry entry = hotPair();
-        List<CacheEntry> taken = onOtherThread(() -> {
+        CacheEntry entry = hotPair();
+        List<CacheEntry> taken = other.call(() -> {
             List<CacheEntry> refs = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 refs.add(cache.get(KEY, VALUE));
             }
             return refs;
         });
-        assertTrue(entry.heldByAnyCaller());
         for (CacheEntry ref : taken) {
             assertSame(entry, ref);
             cache.release(ref);
         }
-        assertFalse(entry.heldByAnyCaller());
         assertThrows(IllegalStateException.class, () -> cache.release(entry));
-        assertNull(cache.deleteOrGet(KEY, VALUE));
-        assertEquals(0, cache.hotEntries());
+        assertNull(cache.deleteOrGet(KEY, VALUE)); // nobody holds it: claimed at once
+        assertEquals(0, hotEntries());
     }
 
     @Test
@@ -127,28 +143,22 @@ class HotEntryTest {
         assertTrue(cache.create(KEY, VALUE, true));
         CacheEntry cold = cache.get(KEY, VALUE); // counted in the state word
         assertTrue(HotEntries.makeHot(cold));
-        CacheEntry hot = onOtherThread(() -> cache.get(KEY, VALUE)); // counted in a cell
+        CacheEntry hot = other.call(() -> cache.get(KEY, VALUE)); // counted in a cell
         cache.release(cold);
-        onOtherThread(() -> {
-            cache.release(hot);
-            return null;
-        });
+        other.run(() -> cache.release(hot));
         assertThrows(IllegalStateException.class, () -> cache.release(cold));
         assertNull(cache.deleteOrGet(KEY, VALUE));
     }
 
     @Test
     void overReleaseIsRefusedInHotModeAndChangesNothing() throws Exception {
-        MbCache.Entry entry = hotPair();
+        CacheEntry entry = hotPair();
         CacheEntry held = cache.get(KEY, VALUE);
-        CacheEntry second = onOtherThread(() -> cache.get(KEY, VALUE));
+        CacheEntry second = other.call(() -> cache.get(KEY, VALUE));
         cache.release(held);
-        onOtherThread(() -> {
-            cache.release(second);
-            return null;
-        });
+        other.run(() -> cache.release(second));
         assertThrows(IllegalStateException.class, () -> cache.release(held));
-        assertThrows(IllegalStateException.class, () -> onOtherThreadRelease(held));
+        assertThrows(IllegalStateException.class, () -> other.run(() -> cache.release(held)));
         // Nothing changed: the pair is cached, one new reference is exactly one.
         CacheEntry again = cache.get(KEY, VALUE);
         assertSame(entry, again);
@@ -160,24 +170,10 @@ class HotEntryTest {
         assertThrows(IllegalStateException.class, () -> cache.release(entry)); // dead
     }
 
-    private void onOtherThreadRelease(CacheEntry entry) throws Exception {
-        try {
-            onOtherThread(() -> {
-                cache.release(entry);
-                return null;
-            });
-        } catch (java.util.concurrent.ExecutionException e) {
-            if (e.getCause() instanceof IllegalStateException refused) {
-                throw refused;
-            }
-            throw e;
-        }
-    }
-
     @Test
     void deleteOrGetHandsOverAHeldHotEntry() throws Exception {
-        MbCache.Entry entry = hotPair();
-        CacheEntry held = onOtherThread(() -> cache.get(KEY, VALUE));
+        CacheEntry entry = hotPair();
+        CacheEntry held = other.call(() -> cache.get(KEY, VALUE));
         CacheEntry handed = cache.deleteOrGet(KEY, VALUE);
         assertSame(entry, handed);
         assertSame(entry, cache.get(KEY, VALUE)); // still cached
@@ -185,42 +181,35 @@ class HotEntryTest {
         cache.release(handed);
         assertSame(entry, cache.deleteOrGet(KEY, VALUE)); // the other thread still holds it
         cache.release(entry);
-        onOtherThread(() -> {
-            cache.release(held);
-            return null;
-        });
+        other.run(() -> cache.release(held));
         assertNull(cache.deleteOrGet(KEY, VALUE));
         assertNull(cache.get(KEY, VALUE));
-        assertEquals(0, cache.hotEntries());
+        assertEquals(0, hotEntries());
     }
 
     @Test
-    void reclaimNeverFreesAHeldHotEntry() throws Exception {
-        MbCache.Entry entry = hotPair();
+    void reclaimNeverFreesAHotEntryThatAnotherThreadHolds() throws Exception {
+        CacheEntry entry = hotPair();
         assertTrue(cache.create(KEY + 1, VALUE, true));
-        CacheEntry held = onOtherThread(() -> cache.get(KEY, VALUE));
+        CacheEntry held = other.call(() -> cache.get(KEY, VALUE));
         cache.shrink(Long.MAX_VALUE);
         cache.shrink(Long.MAX_VALUE); // the second pass after the second chance
         assertNull(cache.get(KEY + 1, VALUE));
         CacheEntry again = cache.get(KEY, VALUE);
         assertSame(entry, again);
         cache.release(again);
-        onOtherThread(() -> {
-            cache.release(held);
-            return null;
-        });
+        other.run(() -> cache.release(held));
         cache.shrink(Long.MAX_VALUE);
         cache.shrink(Long.MAX_VALUE);
         assertNull(cache.get(KEY, VALUE));
         assertEquals(0, cache.size());
-        assertEquals(0, cache.hotEntries());
-        assertFalse(entry.tryAcquire());
+        assertEquals(0, hotEntries());
     }
 
     @Test
     void waitUnusedWakesWhenTheLastOtherHolderOfAHotEntryLeaves() throws Exception {
-        MbCache.Entry entry = hotPair();
-        CacheEntry first = onOtherThread(() -> cache.get(KEY, VALUE));
+        CacheEntry entry = hotPair();
+        CacheEntry first = other.call(() -> cache.get(KEY, VALUE));
         CacheEntry secondHolder = cache.get(KEY, VALUE);
         CacheEntry deleters = cache.deleteOrGet(KEY, VALUE);
         assertSame(entry, deleters);
@@ -240,10 +229,7 @@ class HotEntryTest {
         Thread.sleep(100);
         assertFalse(woke.isDone(), "woke while another holder still held the entry");
         long released = System.nanoTime();
-        onOtherThread(() -> {
-            cache.release(first);
-            return null;
-        });
+        other.run(() -> cache.release(first));
         assertTrue(woke.get(10, TimeUnit.SECONDS));
         assertTrue(System.nanoTime() - released < TimeUnit.SECONDS.toNanos(5));
         cache.release(deleters);
@@ -252,8 +238,8 @@ class HotEntryTest {
 
     @Test
     void findNextChecksThatTheCallerHoldsAHotEntry() throws Exception {
-        MbCache.Entry entry = hotPair();
-        CacheEntry held = onOtherThread(() -> cache.findFirst(KEY));
+        CacheEntry entry = hotPair();
+        CacheEntry held = other.call(() -> cache.findFirst(KEY));
         assertSame(entry, held);
         assertNull(cache.findNext(held)); // releases it
         assertThrows(IllegalStateException.class, () -> cache.findNext(entry));
@@ -269,25 +255,25 @@ class HotEntryTest {
             entries.add(e);
             assertEquals(i < HotReferences.MAX_HOT_ENTRIES, HotEntries.makeHot(e));
         }
-        assertEquals(HotReferences.MAX_HOT_ENTRIES, cache.hotEntries());
+        assertEquals(HotReferences.MAX_HOT_ENTRIES, hotEntries());
         for (CacheEntry e : entries) {
             cache.release(e);
         }
         assertNull(cache.deleteOrGet(0, VALUE));
-        assertEquals(HotReferences.MAX_HOT_ENTRIES - 1, cache.hotEntries());
+        assertEquals(HotReferences.MAX_HOT_ENTRIES - 1, hotEntries());
         CacheEntry last = cache.get(HotReferences.MAX_HOT_ENTRIES, VALUE);
         assertTrue(HotEntries.makeHot(last));
         cache.release(last);
         cache.close();
-        assertEquals(0, cache.hotEntries());
+        assertEquals(0, hotEntries());
     }
 
     @Test
     void concurrentHitsReleasesClaimsAndWaitsOnAHotEntryKeepItsCountExact() throws Exception {
-        MbCache.Entry entry = hotPair();
+        CacheEntry entry = hotPair();
         CacheEntry anchor = cache.get(KEY, VALUE); // keeps every claim failing
         AtomicBoolean stop = new AtomicBoolean();
-        java.util.concurrent.ConcurrentLinkedQueue<CacheEntry> handedOver = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<CacheEntry> handedOver = new ConcurrentLinkedQueue<>();
         ExecutorService pool = Executors.newFixedThreadPool(3);
         try {
             List<Future<?>> workers = new ArrayList<>();
@@ -297,7 +283,7 @@ class HotEntryTest {
                     int i = 0;
                     while (!stop.get()) {
                         CacheEntry e = cache.get(KEY, VALUE);
-                        assertNotNull(e, "a claim freed a held hot entry");
+                        assertSame(entry, e, "a claim freed a held hot entry");
                         held.add(e);
                         if (++i % 3 == 0) {
                             for (CacheEntry h : held) {
@@ -308,9 +294,9 @@ class HotEntryTest {
                         if (i % 5 == 0) {
                             // References taken here, released by whichever worker polls them.
                             handedOver.add(cache.get(KEY, VALUE));
-                            CacheEntry other = handedOver.poll();
-                            if (other != null) {
-                                cache.release(other);
+                            CacheEntry otherRef = handedOver.poll();
+                            if (otherRef != null) {
+                                cache.release(otherRef);
                             }
                         }
                     }
@@ -322,7 +308,7 @@ class HotEntryTest {
             }
             workers.add(pool.submit(() -> {
                 while (!stop.get()) {
-                    // A claim may only fail here: the workers hold the entry from setup to the end.
+                    // A claim may only fail here: the anchor holds the entry from setup to the end.
                     cache.shrink(Long.MAX_VALUE);
                     CacheEntry handed = cache.deleteOrGet(KEY, VALUE);
                     if (handed != null) {
@@ -346,9 +332,8 @@ class HotEntryTest {
         } finally {
             pool.shutdownNow();
         }
-        assertFalse(entry.heldByAnyCaller());
         assertThrows(IllegalStateException.class, () -> cache.release(entry));
-        assertNull(cache.deleteOrGet(KEY, VALUE));
-        assertEquals(0, cache.hotEntries());
+        assertNull(cache.deleteOrGet(KEY, VALUE)); // nobody holds it: claimed at once
+        assertEquals(0, hotEntries());
     }
 }
