@@ -371,10 +371,10 @@ public final class CompactMbCache implements DedupCache {
          * @throws IllegalArgumentException for any other strategy
          */
         public Builder createStrategy(CreateStrategy createStrategy) {
-            options.createStrategy(createStrategy);
-            if (createStrategy != CreateStrategy.REQUEST_LIST) {
+            if (Objects.requireNonNull(createStrategy, "createStrategy") != CreateStrategy.REQUEST_LIST) {
                 throw new IllegalArgumentException("only REQUEST_LIST is supported, was " + createStrategy);
             }
+            options.createStrategy(createStrategy); // checked first: a refused strategy changes nothing
             return this;
         }
 
