@@ -19,7 +19,6 @@ import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
@@ -315,8 +314,7 @@ public final class CompactMbCache implements DedupCache {
      * Configures and builds a {@link CompactMbCache}: {@link MbCache.Builder}'s options, validated
      * the same way. Not thread-safe; each {@link #build()} makes a new cache.
      */
-    public static final class Builder {
-        private final KernelPortOptions options = new KernelPortOptions();
+    public static final class Builder extends KernelPortBuilder<Builder> {
 
         private Builder() {}
 
@@ -338,31 +336,6 @@ public final class CompactMbCache implements DedupCache {
         }
 
         /**
-         * The reclaim bound, as {@code MbCache.Builder.maxEntries}; default 8 a bucket. Without
-         * {@link #bucketBits(int)}, the bucket count is sized from it.
-         *
-         * @param maxEntries positive
-         * @return this builder
-         * @throws IllegalArgumentException if not positive
-         */
-        public Builder maxEntries(long maxEntries) {
-            options.maxEntries(maxEntries);
-            return this;
-        }
-
-        /**
-         * Where background passes run, as {@code MbCache.Builder.executor}.
-         *
-         * @param executor the executor
-         * @return this builder
-         * @throws NullPointerException if {@code executor} is null
-         */
-        public Builder executor(Executor executor) {
-            options.executor(executor);
-            return this;
-        }
-
-        /**
          * Accepts {@link CreateStrategy#REQUEST_LIST} only, the one behaviour this backend has.
          *
          * @param createStrategy {@code REQUEST_LIST}
@@ -375,44 +348,6 @@ public final class CompactMbCache implements DedupCache {
                 throw new IllegalArgumentException("only REQUEST_LIST is supported, was " + createStrategy);
             }
             options.createStrategy(createStrategy); // checked first: a refused strategy changes nothing
-            return this;
-        }
-
-        /**
-         * The keyed index's secret seed, as {@code MbCache.Builder.hashSeed}: the same seed gives
-         * the same buckets in both backends.
-         *
-         * @param hashSeed any value
-         * @return this builder
-         */
-        public Builder hashSeed(long hashSeed) {
-            options.hashSeed(hashSeed);
-            return this;
-        }
-
-        /**
-         * The chain cap, as {@code MbCache.Builder.chainCap}, with the same default.
-         *
-         * @param chainCap at least 1
-         * @return this builder
-         * @throws IllegalArgumentException if {@code chainCap < 1}
-         */
-        public Builder chainCap(int chainCap) {
-            options.chainCap(chainCap);
-            return this;
-        }
-
-        /**
-         * Whether the cache takes part in memory-pressure reclaim, as
-         * {@code MbCache.Builder.memoryPressureReclaim}; default {@code true}. A cache built with
-         * {@code false} is never registered, so only its {@code maxEntries} bound, the chain cap and
-         * explicit {@link CompactMbCache#shrink(long)} calls free its entries.
-         *
-         * @param enabled {@code false} to keep this cache out of memory-pressure reclaim
-         * @return this builder
-         */
-        public Builder memoryPressureReclaim(boolean enabled) {
-            options.memoryPressureReclaim(enabled);
             return this;
         }
 

@@ -738,8 +738,7 @@ public final class MbCache implements DedupCache {
     }
 
     /** Configures and builds an {@link MbCache}. Not thread-safe; each {@link #build()} makes a new cache. */
-    public static final class Builder {
-        private final KernelPortOptions options = new KernelPortOptions();
+    public static final class Builder extends KernelPortBuilder<Builder> {
 
         private Builder() {}
 
@@ -759,35 +758,6 @@ public final class MbCache implements DedupCache {
         }
 
         /**
-         * The size at which creates start background reclaim (kernel {@code c_max_entries}); at twice
-         * this they also reclaim synchronously. Default {@code bucketCount << 4}.
-         *
-         * @param maxEntries positive
-         * @return this builder
-         * @throws IllegalArgumentException if not positive
-         */
-        public Builder maxEntries(long maxEntries) {
-            options.maxEntries(maxEntries);
-            return this;
-        }
-
-        /**
-         * Where background reclaim passes run. Default: one shared daemon thread,
-         * {@code mbcache-reclaim}, for all caches that do not name their own. If the executor throws,
-         * the pass runs on the creating thread instead; if it accepts a pass and never runs it, the
-         * pass is handed to it again when a create reaches {@code 2 * maxEntries} while the pass
-         * has been pending for over a second.
-         *
-         * @param executor the executor
-         * @return this builder
-         * @throws NullPointerException if {@code executor} is null
-         */
-        public Builder executor(Executor executor) {
-            options.executor(executor);
-            return this;
-        }
-
-        /**
          * How creates refuse duplicates; default {@link CreateStrategy#REQUEST_LIST}.
          *
          * @param createStrategy the strategy
@@ -796,53 +766,6 @@ public final class MbCache implements DedupCache {
          */
         public Builder createStrategy(CreateStrategy createStrategy) {
             options.createStrategy(createStrategy);
-            return this;
-        }
-
-        /**
-         * Fixes the secret seed of the keyed bucket index, for reproducible tests and benchmarks.
-         * By default every cache draws its own seed from {@link java.security.SecureRandom}, so that
-         * nobody who chooses keys can aim them at one bucket. Do not fix it where keys come from
-         * untrusted content.
-         *
-         * @param hashSeed any value; the same seed always gives the same bucket for a key
-         * @return this builder
-         */
-        public Builder hashSeed(long hashSeed) {
-            options.hashSeed(hashSeed);
-            return this;
-        }
-
-        /**
-         * The most entries a bucket chain keeps while nobody holds them: a create that would make a
-         * chain longer first reclaims that chain's oldest unheld entries (a referenced one gets a
-         * second chance). Held entries are never removed, so a chain exceeds the cap only by held
-         * entries. Default: twice the mean chain length at {@code 2 * maxEntries}, plus 16, at least
-         * 32, which honest keys do not reach (see {@link MbCache#chainCap()}).
-         *
-         * @param chainCap the cap, at least 1
-         * @return this builder
-         * @throws IllegalArgumentException if {@code chainCap < 1}
-         */
-        public Builder chainCap(int chainCap) {
-            options.chainCap(chainCap);
-            return this;
-        }
-
-        /**
-         * Whether the cache answers heap pressure with reclaim passes (see {@link MbCache}); default
-         * {@code true}. A cache built with {@code false} is never asked to shrink when a collection
-         * leaves the old generation full, so only its {@code maxEntries} bound and explicit
-         * {@link MbCache#shrink(long)} calls free its entries; and if no cache of the process asks
-         * for pressure reclaim, none sets the heap pools' collection-usage thresholds either. For a
-         * cache whose entries are cheap next to what recreating them costs, or whose owner already
-         * shrinks it on a signal of its own.
-         *
-         * @param enabled {@code false} to keep this cache out of memory-pressure reclaim
-         * @return this builder
-         */
-        public Builder memoryPressureReclaim(boolean enabled) {
-            options.memoryPressureReclaim(enabled);
             return this;
         }
 
