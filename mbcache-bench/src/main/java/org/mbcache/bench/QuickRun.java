@@ -57,7 +57,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  */
 final class QuickRun {
     /** Forks per row: one a round. */
-    static final int ROUNDS = 4;
+    static final int ROUNDS = 3;
     static final int WARMUP_ITERATIONS = 3;
     static final int WARMUP_MS = 200;
     static final int MEASURE_ITERATIONS = 5;
@@ -66,8 +66,11 @@ final class QuickRun {
      * the design load within an iteration.
      */
     static final int MEASURE_MS = 200;
-    /** Fork start, heap pre-touch, the state's fill and teardown per fork, measured on a 2-CPU VM, with a margin. */
-    static final double FORK_OVERHEAD_S = 1.2;
+    /**
+     * Fork start, heap pre-touch, JMH's setup, the state's fill and teardown per fork: about 3 s on
+     * a 2-CPU VM (a fork of 1.6 s of iterations took 4.6-4.7 s).
+     */
+    static final double FORK_OVERHEAD_S = 3.0;
     /** The whole job's budget, seconds; the measurement's share is {@link #MEASUREMENT_BUDGET_S}. */
     static final double BUDGET_S = 240;
     /** What the plan may spend on measuring: the paired rounds and the two sections after them. */
@@ -76,8 +79,8 @@ final class QuickRun {
     static final long SCALE_SIZE = 1_000_000;
     /** The {@code scale} backends the main job shows: the two kernel-port layouts and the primitive-map floor. */
     static final List<String> SCALE_BACKENDS = List.of(Backends.COMPACT, Backends.MBCACHE, "fastutil");
-    /** One {@code scale} child at {@link #SCALE_SIZE} without its GC line, measured on a 2-CPU VM, with a margin. */
-    static final double SCALE_CHILD_S = 12;
+    /** One {@code scale} child at {@link #SCALE_SIZE} without its GC line, measured on a 2-CPU VM. */
+    static final double SCALE_CHILD_S = 10;
     /** Seconds kept for the sections after the paired rounds: the hot key and the scale group. */
     static final double SECTIONS_S = HotKeyRun.PLANNED_S + SCALE_BACKENDS.size() * SCALE_CHILD_S;
     /** The forks' JVM options: a fixed, pre-touched heap, so no fork resizes its heap while it measures. */

@@ -18,11 +18,13 @@ class HotKeyRunTest {
     }
 
     @Test
-    void theSectionCoversBothKernelLayoutsTheCaffeineBackendAndOneAndTwoThreads() {
-        assertEquals(List.of(Backends.MBCACHE, Backends.COMPACT, Backends.CAFFEINE), HotKeyRun.BACKENDS);
+    void theSectionCoversBothKernelLayoutsTheCountedFloorAndOneAndTwoThreads() {
+        assertEquals(List.of(Backends.MBCACHE, Backends.COMPACT), HotKeyRun.BACKENDS);
+        assertEquals(List.of("findFirstRelease"), HotKeyRun.OPERATIONS);
+        assertEquals(List.of("chmCounted"), HotKeyRun.FLOORS);
         assertEquals(1, HotKeyRun.THREADS[0]);
         assertEquals(2, HotKeyRun.THREADS[1]);
-        assertEquals(2 * (3 * 3 + 2), HotKeyRun.FORKS);
+        assertEquals(2 * (2 + 1), HotKeyRun.FORKS);
     }
 
     @Test

@@ -29,7 +29,7 @@ class QuickRunTest {
     void theFirstThreeRoundsAlwaysRunAndALaterOneOnlyIfItEndsWithinTheBudget() {
         assertTrue(QuickRun.anotherRoundFits(0, 0));
         assertTrue(QuickRun.anotherRoundFits(2, 1000), "three rounds run however slow the machine is");
-        assertTrue(QuickRun.anotherRoundFits(3, 3 * 38), "at the planned pace all four rounds fit");
+        assertTrue(QuickRun.anotherRoundFits(3, 3 * 38), "at the planned pace a fourth round would fit");
         assertFalse(QuickRun.anotherRoundFits(3, 3 * 50),
                 "a busy machine: a fourth round of 50 s would leave the hot-key and scale sections no time");
     }

@@ -52,7 +52,7 @@ public final class QuickReport {
                         + "iterations, a backend's ns/op and B/op the median over the rounds. The speed-up is the median of "
                         + "the rounds' paired speed-ups (above 1: mbcache is faster); the interval runs from the smallest to "
                         + "the largest of them, a distribution-free confidence interval for that median at 1 - 2^(1-n) "
-                        + "(n = 4 rounds: 87.5%%; 3: 75%%). A row is \"not conclusive\" when the interval includes 1, when it is wider "
+                        + "(n = 3 rounds: 75%%). A row is \"not conclusive\" when the interval includes 1, when it is wider "
                         + "than %.1fx (largest ÷ smallest), or when fewer than %d rounds gave both scores.%n",
                 PairedComparison.MAX_SPREAD, PairedComparison.MIN_ROUNDS));
         return b.toString();
