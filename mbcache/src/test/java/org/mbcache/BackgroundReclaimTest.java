@@ -244,8 +244,9 @@ class BackgroundReclaimTest {
     /**
      * Executors that run a pass more than once at the same time as creates go on: every task twice
      * on a pool, or the task on a pool and then a throw (so the creating thread runs it too). Once
-     * the creates stop and the work settles, the count is at least a batch below the bound, not
-     * lower: no pass ran a batch twice.
+     * the creates stop and the work settles, the count is at most a batch below the bound, and a
+     * creator's synchronous pass (64) that ran beside the last background pass: no pass ran a batch
+     * twice, which would take it two batches below.
      */
     @Test
     void executorsThatRunAPassTwiceConcurrentlyNeverTakeTheCountFarBelowTheBound() throws Exception {
@@ -267,7 +268,7 @@ class BackgroundReclaimTest {
                     awaitSettled(cache, 2L * maxEntries);
                     Thread.sleep(200); // copies of passes still queued on the pool run meanwhile
                     long size = cache.size();
-                    assertTrue(size >= maxEntries - maxEntries / MbCache.SHRINK_DIVISOR,
+                    assertTrue(size >= maxEntries - maxEntries / MbCache.SHRINK_DIVISOR - MbCache.SYNC_SHRINK_BATCH,
                             "size " + size + ", " + cache.stats());
                 }
             }
