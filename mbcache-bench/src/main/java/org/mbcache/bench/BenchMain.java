@@ -40,7 +40,7 @@ import org.mbcache.examples.SharedBlockStore;
  *   <li>{@code snapshot [--sizes N,...] [BACKEND...]}: snapshot write and restore against creating
  *       the pairs ({@link SnapshotBench});</li>
  *   <li>{@code compare FIRST.json SECOND.json}: whether two main-job runs ({@code main-job.json}) agree;</li>
- *   <li>{@code scale [--sizes N,...] [BACKEND...]}: memory, lookups, creates and GC by entry count
+ *   <li>{@code scale [--sizes N,...] [--jvm-arg ARG]... [BACKEND...]}: memory, lookups, creates and GC by entry count
  *       ({@link ScaleBench}), one JVM per backend and size.</li>
  * </ul>
  */
@@ -116,7 +116,7 @@ public final class BenchMain {
                 "       java -jar mbcache-bench.jar snapshot [--sizes 100000,10000000] [BACKEND...]  snapshot write/restore vs create, bytes a pair",
                 "       java -jar mbcache-bench.jar example           ext4's share-or-write pattern: blocks written, shared, cache stats",
                 "       java -jar mbcache-bench.jar compare FIRST.json SECOND.json  do two main-job runs (main-job.json) agree?",
-                "       java -jar mbcache-bench.jar scale [--sizes 100000,1000000] [BACKEND...]  bytes/entry, hit, miss, churn, GC by size"));
+                "       java -jar mbcache-bench.jar scale [--sizes 100000,1000000] [--jvm-arg ARG]... [BACKEND...]  bytes/entry, hit, miss, churn, GC by size"));
     }
 
     /**

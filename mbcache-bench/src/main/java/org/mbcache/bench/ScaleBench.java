@@ -22,7 +22,7 @@ import org.mbcache.CompactMbCache;
 import org.mbcache.DedupCache;
 
 /**
- * {@code java -jar mbcache-bench.jar scale [--sizes 100000,1000000,...] [BACKEND...]}: how each
+ * {@code java -jar mbcache-bench.jar scale [--sizes 100000,1000000,...] [--jvm-arg ARG]... [BACKEND...]}: how each
  * backend scales with its entry count, against {@code ConcurrentHashMap<Integer,long[]>} and
  * fastutil's {@code Int2LongOpenHashMap} (the floor of a plain primitive map). One JVM per backend
  * and size, its heap about twice what the structure is expected to retain (so the GC line shows
@@ -46,7 +46,8 @@ import org.mbcache.DedupCache;
  * {@code compact}, through its primitive API, and {@code compact-api}, through {@link DedupCache}),
  * {@code chm}, {@code fastutil} and {@code fastutil-counted} (fastutil's lookup plus a reference
  * count, {@link FastutilCounted}). Timings on a shared machine are indicative; compare ratios
- * from one run.
+ * from one run. Each {@code --jvm-arg} is passed to every child JVM after the heap options (for
+ * example {@code -XX:+UseTransparentHugePages}, or another collector).
  */
 public final class ScaleBench {
 
@@ -82,18 +83,21 @@ public final class ScaleBench {
     /**
      * The parent: one child JVM per backend and size, then the table and the ratios.
      *
-     * @param args {@code [--sizes N,...] [BACKEND...]}
+     * @param args {@code [--sizes N,...] [--jvm-arg ARG]... [BACKEND...]}
      * @throws Exception if a child cannot be started
      */
     public static void main(String[] args) throws Exception {
         List<Long> sizes = new ArrayList<>(List.of(100_000L, 1_000_000L));
         List<String> backends = new ArrayList<>();
+        List<String> jvmArgs = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--sizes") && i + 1 < args.length) {
                 sizes.clear();
                 for (String size : args[++i].split(",")) {
                     sizes.add(Long.parseLong(size.trim()));
                 }
+            } else if (args[i].equals("--jvm-arg") && i + 1 < args.length) {
+                jvmArgs.add(args[++i]);
             } else {
                 backends.add(args[i]);
             }
@@ -102,23 +106,30 @@ public final class ScaleBench {
             backends.addAll(BACKENDS);
         }
         System.out.println();
-        System.out.println(table(run(sizes, backends, System.out, true)));
+        System.out.println(table(run(sizes, backends, System.out, true, jvmArgs)));
+    }
+
+    /** {@link #run(List, List, PrintStream, boolean, List)} with no extra JVM arguments. */
+    static List<Map<String, String>> run(List<Long> sizes, List<String> backends, PrintStream echo, boolean gcLine)
+            throws Exception {
+        return run(sizes, backends, echo, gcLine, List.of());
     }
 
     /**
      * One child JVM per size and backend, in that order, echoing their output to {@code echo}.
      *
      * @param gcLine whether each child also churns for 3 s for its GC line
+     * @param jvmArgs passed to every child after its heap options
      * @return the children's result rows (a child that failed leaves none)
      * @throws Exception if a child cannot be started
      */
-    static List<Map<String, String>> run(List<Long> sizes, List<String> backends, PrintStream echo, boolean gcLine)
-            throws Exception {
+    static List<Map<String, String>> run(List<Long> sizes, List<String> backends, PrintStream echo, boolean gcLine,
+                                         List<String> jvmArgs) throws Exception {
         List<Map<String, String>> rows = new ArrayList<>();
         for (long n : sizes) {
             for (String backend : backends) {
                 long heapMb = Math.max(256, 2 * (n * expectedBytesPerEntry(backend) >> 20) + 128);
-                echo.println("# scale " + backend + " n=" + n + " -Xmx" + heapMb + "m");
+                echo.println("# scale " + backend + " n=" + n + " -Xmx" + heapMb + "m" + (jvmArgs.isEmpty() ? "" : " " + String.join(" ", jvmArgs)));
                 PrintStream capture = new PrintStream(OutputStream.nullOutputStream()) {
                     @Override
                     public void println(String line) {
@@ -129,7 +140,9 @@ public final class ScaleBench {
                         echo.println(line);
                     }
                 };
-                QuickRun.childJvm(Child.class, List.of("-Xms" + heapMb + "m", "-Xmx" + heapMb + "m", "-XX:+AlwaysPreTouch"),
+                List<String> options = new ArrayList<>(List.of("-Xms" + heapMb + "m", "-Xmx" + heapMb + "m", "-XX:+AlwaysPreTouch"));
+                options.addAll(jvmArgs);
+                QuickRun.childJvm(Child.class, options,
                         List.of(backend, Long.toString(n), Boolean.toString(gcLine)), line -> { }, capture);
             }
         }
