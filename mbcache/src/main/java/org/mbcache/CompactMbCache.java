@@ -35,7 +35,8 @@ import org.mbcache.internal.StripedStatistics;
  * and young collections that stay short up to a few hundred thousand entries. This
  * class keeps every entry in primitive arrays allocated in pages: a slot of 16 bytes (value, key,
  * count, flags and a generation) and a 4-byte reference in a 64-byte bucket record, beside a
- * 16-byte bucket head (lock, version and two key filters, as MbCache's), with no object per entry
+ * 16-byte bucket head (lock, version and two key filters, as MbCache's: bits of the keyed hash,
+ * rebuilt from the keys left every few removals), with no object per entry
  * and a number of objects that grows only by one page per 2^14 slots. What an entry costs is 16
  * bytes plus the head's and record's 80 bytes and a 4-byte overflow reference over the entries a
  * bucket holds, plus the overflow arrays of chains longer than 15: about 23 bytes at 14 entries a
@@ -154,6 +155,16 @@ public final class CompactMbCache implements DedupCache {
      * release store is then visible). The value of a slot is read only after its meta word shows it
      * live; a value read from a slot freed meanwhile (its value word holds the free list's link) is
      * discarded by the CAS, which then fails, or by the validation.
+     *
+     * Key filters. A lookup asks the bucket's two filters first (CompactTable.turnsAway, with the
+     * key's filterMix: bits of the whole keyed hash, not the reference's fingerprint, which has only
+     * 32 - slotBits bits). Every path that takes a slot out of a chain goes through
+     * CompactTable.removeAt (deleteOrGet, the chain cap, the clock's claim) or clear (close), inside
+     * the bucket's critical section; removeAt leaves the removed key's bits (a superset) except on
+     * every eighth removal from the chain (CompactTable.rebuildEvery), which rebuilds the filters
+     * from the keys of the slots left. By step 1 those slots' keys cannot change while the bit is
+     * held, so the rebuild is exact; a lookup racing it is an optimistic reader like any other and
+     * is caught by its validation (FilterRebuildVsLookup.Compact in the stress module).
      *
      * Reclaim is a CLOCK: one hand over [1, end) under the reclaim lock, looking at the meta word of
      * each slot. Count zero (free, or claimed elsewhere): skipped, not counted as scanned. Referenced:
@@ -515,7 +526,7 @@ public final class CompactMbCache implements DedupCache {
             // The generation as a long: shifted as an int, its top bit would sign-extend over the key.
             CompactTable.soMeta(page, at, ((long) key << 32)
                     | ((long) generation << GENERATION_SHIFT) | (reusable ? REUSABLE : 0) | 1);
-            table.addNewest(bucket, print | slot);
+            table.addNewest(bucket, print | slot, table.filterMix(key));
             entryCount.add(1L - reclaimed); // counted before the unlock: nobody can free it uncounted
             return outcome;
         } finally {
@@ -689,7 +700,7 @@ public final class CompactMbCache implements DedupCache {
     private long tryFind(int bucket, int key, int print, long value, boolean byPair, int afterSlot, boolean acquire,
                          boolean object) {
         long head = table.laVersion(bucket);
-        if (table.turnsAway(bucket, head, print)) {
+        if (table.turnsAway(bucket, head, table.filterMix(key))) {
             return acquire ? NO_ENTRY : CompactTable.versionOf(head);
         }
         int length = table.length(bucket);
@@ -700,7 +711,7 @@ public final class CompactMbCache implements DedupCache {
                 return RETRY; // a stale or torn read: a writer was in the bucket
             }
         }
-        if (CompactTable.locked(head) || length < 0) {
+        if (CompactTable.locked(head)) { // length() is in [0, 2^slotBits) whatever was read: never negative
             return RETRY;
         }
         int from = length;
@@ -1627,6 +1638,11 @@ public final class CompactMbCache implements DedupCache {
                 }
             }
         }
+    }
+
+    /** Removals from a chain that rebuild its key filters, one in so many. Package-private, for tests. */
+    int filterRebuildEvery() {
+        return table.rebuildEvery;
     }
 
     /** The bucket of {@code key}. Package-private, for tests. */

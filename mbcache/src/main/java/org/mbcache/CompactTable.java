@@ -32,7 +32,8 @@ import java.util.Arrays;
  *       they stay in the processor caches where the records do not, and most misses read nothing
  *       else (below).</li>
  *   <li>its <em>record</em>, eight {@code long}s in a record page (256 KiB): sixteen {@code int}s,
- *       the chain's length, then the references of the chain's first 15 entries, oldest first. A
+ *       the chain's length (its low {@code slotBits} bits; the bits above count the removals since
+ *       the filters were last rebuilt, below), then the references of the chain's first 15 entries, oldest first. A
  *       reference is the slot index in its low {@code slotBits} bits and the key's fingerprint
  *       above. Positions 15 and up (the chain overflowed) live in an {@code int[]} of the
  *       bucket's ({@code overflow[b]}, 4 ints at first, doubled as needed, kept until close: a
@@ -48,19 +49,30 @@ import java.util.Arrays;
  * {@code bucketBits} bits, so one seed gives the same buckets in both backends. The fingerprint is
  * the top {@code 32 - slotBits} bits of the rest of that product (the bits of {@code hi(h)} below
  * the bucket's, scaled) XORed with the low half of {@code h}, so it stays informative when the
- * bucket count uses up most of the top half.
+ * bucket count uses up most of the top half. The key filters take their bits from the whole keyed
+ * hash instead ({@link #filterMix}), not from the fingerprint: at millions of entries the slot index
+ * leaves the fingerprint a few bits (6 at 10^7 entries, 3 at 10^8), too few to tell many keys apart.
  *
  * <h2>The key filters</h2>
- * As Buckets' two filters, derived from the fingerprint alone (so a rebuild hashes nothing): the
- * fingerprint's bits times an odd constant ({@link #filterMix}) pick one of the head word's upper
- * 32 bits (its top five bits) and two of the wide filter's 64 (the next twelve), set for every key
- * in the chain. The lock holder sets a new key's bits
- * and rebuilds both filters from the references left on every removal, in the walk that shifts
- * the chain, so an even head word's filters cover exactly the chain of that version. A lookup reads
- * the head (version and filter in one load, then the wide word), and answers a miss without reading
- * the record when either filter lacks the key and the version validates. With fewer fingerprint
- * bits than the filters use (tables of millions of entries) the filters share bits and let more
- * through; they are never wrong about a key that is there.
+ * As Buckets' two filters: 32 bits of the key's keyed hash, mixed ({@link #filterMix}: the hash's
+ * halves XORed, times an odd constant, the top half of the product, so every bit depends on the
+ * whole hash and not only on the bits that pick the bucket or make the fingerprint), pick one of the
+ * head word's upper 32 bits (their top five bits) and two of the wide filter's 64 (the next twelve),
+ * set for every key in the chain. The lock holder sets a new key's bits when it hashes it. A removal
+ * leaves the filters as they are: they then cover the keys left and the one removed, a superset,
+ * which lets more absent keys through but never turns a present one away. Every
+ * {@link #rebuildEvery}-th removal from a chain since the last rebuild (the eighth; the fourth where
+ * {@code slotBits} is 30), counted in the record's first int above the length, rebuilds both
+ * filters exactly from the keys left ({@link #refilter}). A key is not in the record, so the rebuild
+ * reads each slot left, its meta word's key half, which is fixed while the bit is held (a slot
+ * leaves its chain, and can be freed and reused, only under it). The removal that empties a chain
+ * clears its filters, and so does close. So an even head version's filters cover every key of the
+ * chain of that version, and besides them at most the {@code rebuildEvery - 1} keys removed since
+ * the last rebuild. A lookup reads the head (version and filter in one load, then the wide word),
+ * and answers a miss without reading the record when either filter lacks the key and the version
+ * validates. Filters changed inside a critical section are published by the unlock with its even
+ * version; a lookup that read either word while a holder changed it sees the version moved when it
+ * validates, and retries under the bit.
  *
  * <h2>Memory ordering</h2>
  * Accessor names say the mode, JCTools-style: {@code lv} volatile load, {@code la} acquire load,
@@ -143,12 +155,30 @@ final class CompactTable implements HotReferences.Host {
     private static final long VERSION_MASK = 0xFFFF_FFFFL;
     /** The key filter: the high half of a head word. */
     private static final long FILTER_MASK = ~VERSION_MASK;
+    /** The odd multiplier of {@link #filterMix} (SplitMix64's first). */
+    private static final long FILTER_MULTIPLIER = 0xBF58_476D_1CE4_E5B9L;
+    /**
+     * Every this many removals from a chain rebuild its filters from the keys left, where the
+     * record has the bits to count them ({@link #rebuildEvery}); those between leave the filters as
+     * they are. Eight, not four: a rebuild reads every slot of the chain, cache misses at millions of
+     * entries, and at 10^7 entries a create at the bound (which reclaims a pair) measured about a
+     * fifth dearer with a rebuild every fourth removal; the filters then claim on average 3.5 keys
+     * that left besides a chain's 14 or so.
+     */
+    static final int REBUILD_EVERY = 8;
     /** The most buckets a table has. */
     static final int MAX_BUCKETS = 1 << 30;
 
     final int buckets;
     final int slotBits;
     final int slotMask;
+    /**
+     * {@link #REBUILD_EVERY}, or fewer where the record's first int lacks the bits to count that
+     * many: it holds the chain's length in its low {@code slotBits} bits (a chain holds at most
+     * {@code 2^slotBits - 1} slots, slot 0 being never used) and the removals since the last
+     * rebuild above, so with {@code slotBits} 30 it counts to 3 and rebuilds every fourth.
+     */
+    final int rebuildEvery;
     final int slotPageBits;
     private final int slotPageMask;
     private final long multiplier;
@@ -183,6 +213,7 @@ final class CompactTable implements HotReferences.Host {
         this.buckets = buckets;
         this.slotBits = slotBits;
         this.slotMask = (1 << slotBits) - 1;
+        this.rebuildEvery = Math.min(REBUILD_EVERY, 1 << (32 - slotBits));
         this.slotPageBits = slotPageBits;
         this.slotPageMask = (1 << slotPageBits) - 1;
         this.multiplier = seed[0] | 1L;
@@ -232,12 +263,16 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
-     * The fingerprint spread over 32 bits for the filters: its bits (there are only
-     * {@code 32 - slotBits} of them) times an odd constant, so that every filter bit depends on all
-     * of them, however few.
+     * The key's 32 bits for the filters: its keyed hash folded onto itself (the top half XORed into
+     * the bottom) and multiplied by an odd constant, the top half of the product. Every bit of it
+     * depends on the whole keyed hash, the low half included (the bits the bucket leaves alone), so
+     * keys of one bucket, and keys of one bucket with one fingerprint, spread over all its values.
+     * (The keyed hash alone would not do: its bit {@code j} depends only on the key's bits up to
+     * {@code j}.)
      */
-    int filterMix(int print) {
-        return (print >>> slotBits) * 0x9E37_79B9;
+    int filterMix(int key) {
+        long hash = keyedHash(key);
+        return (int) (((hash ^ (hash >>> 32)) * FILTER_MULTIPLIER) >>> 32);
     }
 
     /** The head word's filter bit of a {@link #filterMix} (in place: one of bits 32-63). */
@@ -311,23 +346,21 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
-     * Whether an optimistic read that loaded {@code head} may answer "absent" for a key of
-     * fingerprint {@code print} without reading the record: the version is even and validates, and
-     * one of the two filters lacks the key. The wide word is read after the head word (an acquire
+     * Whether an optimistic read that loaded {@code head} may answer "absent" for a key whose
+     * {@link #filterMix} is {@code mix} without reading the record: the version is even and
+     * validates, and one of the two filters lacks the key. The wide word is read after the head word (an acquire
      * load) and counts only because the validation follows it. No branch on either filter's answer
      * (see {@link Buckets}' turnsAway: a branch taken at random is mispredicted that often).
      */
-    boolean turnsAway(int b, long head, int print) {
+    boolean turnsAway(int b, long head, int mix) {
         long wide = (long) LONGS.getOpaque(headPage(b), headIndex(b) + 1);
-        int mix = filterMix(print);
         boolean lacks = ((filterBit(mix) & ~head) | (wideFilterBits(mix) & ~wide)) != 0;
         // non-short-circuit &: the validation runs after the wide word's load whatever the filters say
         return (head & LOCKED) == 0 & validate(b, head) & lacks;
     }
 
-    /** Adds a fingerprint to the bucket's filters. Bit held. */
-    private void addToFilters(int b, int print) {
-        int mix = filterMix(print);
+    /** Adds a key, by its {@link #filterMix}, to the bucket's filters. Bit held. */
+    private void addToFilters(int b, int mix) {
         long[] page = headPage(b);
         int at = headIndex(b);
         LONGS.setOpaque(page, at, (long) LONGS.get(page, at) | filterBit(mix));
@@ -373,9 +406,13 @@ final class CompactTable implements HotReferences.Host {
         page[at] = (word & ~(0xFFFF_FFFFL << shift)) | ((value & 0xFFFF_FFFFL) << shift);
     }
 
-    /** The chain's length. Plain: under the bit, or optimistically (then any value, to be validated). */
+    /**
+     * The chain's length, in {@code [0, 2^slotBits)} (the record's first int without the removals
+     * counted above it, {@link #rebuildEvery}). Plain: under the bit, or optimistically (then any
+     * value of that range, to be validated).
+     */
     int length(int b) {
-        return lpInt(b, 0);
+        return lpInt(b, 0) & slotMask;
     }
 
     /** The reference at chain position {@code pos} (0 oldest), {@code pos < length}. Bit held. */
@@ -423,36 +460,61 @@ final class CompactTable implements HotReferences.Host {
         }
     }
 
-    /** Appends a reference as the newest and adds it to the filters. Bit held, {@link #ensureRoom} done. */
-    void addNewest(int b, int ref) {
-        int length = length(b);
+    /**
+     * Appends a reference as the newest and adds its key, by the key's {@link #filterMix}, to the
+     * filters. Bit held, {@link #ensureRoom} done. The removals counted since the last rebuild stay.
+     */
+    void addNewest(int b, int ref, int mix) {
+        int word = lpInt(b, 0);
+        int length = word & slotMask;
         setRefAt(b, length, ref);
-        spInt(b, 0, length + 1);
-        addToFilters(b, fingerprintOfRef(ref));
+        spInt(b, 0, (word & ~slotMask) | (length + 1));
+        addToFilters(b, mix);
     }
 
     /**
-     * Removes the reference at {@code pos}, keeping the order of the others, and rebuilds the
-     * filters from the references left, in one walk of the chain. Bit held.
+     * Removes the reference at {@code pos}, keeping the order of the others. The filters keep the
+     * removed key's bits (they still cover every key left), except on every {@link #rebuildEvery}-th
+     * removal since the last rebuild, which rebuilds them from the keys left ({@link #refilter}), and
+     * the removal that empties the chain, which clears them. Bit held.
      */
     void removeAt(int b, int pos) {
-        int length = length(b);
+        int word = lpInt(b, 0);
+        int left = (word & slotMask) - 1;
+        for (int i = pos; i < left; i++) {
+            setRefAt(b, i, refAt(b, i + 1));
+        }
+        setRefAt(b, left, 0);
+        int removals = (word >>> slotBits) + 1;
+        if (left == 0) {
+            spInt(b, 0, 0);
+            clearFilters(b);
+        } else if (removals >= rebuildEvery) {
+            spInt(b, 0, left);
+            refilter(b, left);
+        } else {
+            spInt(b, 0, removals << slotBits | left);
+        }
+    }
+
+    /**
+     * Rebuilds bucket {@code b}'s filters from the keys of its chain's {@code length} slots: the
+     * filters then let through no key that left. A chained slot's key is fixed while the bit is held
+     * (a slot leaves its chain, and so can be freed and refilled, only under it), so its meta word's
+     * upper half is read as it is; the lower half, the count and flags, changes by CAS meanwhile and is
+     * not used. An opaque load: atomic, and not merged with or hoisted above the loop's other loads.
+     * One slot read a key, paid every {@link #rebuildEvery} removals. Bit held.
+     */
+    private void refilter(int b, int length) {
         long head = 0;
         long wide = 0;
-        for (int i = 0; i < length - 1; i++) {
-            int ref;
-            if (i < pos) {
-                ref = refAt(b, i);
-            } else {
-                ref = refAt(b, i + 1);
-                setRefAt(b, i, ref);
-            }
-            int mix = filterMix(fingerprintOfRef(ref));
+        for (int pos = 0; pos < length; pos++) {
+            int slot = slotOfRef(refAt(b, pos));
+            long meta = (long) LONGS.getOpaque(slotPage(slot), valueIndex(slot) + 1);
+            int mix = filterMix(keyOf(meta));
             head |= filterBit(mix);
             wide |= wideFilterBits(mix);
         }
-        setRefAt(b, length - 1, 0);
-        spInt(b, 0, length - 1);
         setFilters(b, head, wide);
     }
 
@@ -477,7 +539,7 @@ final class CompactTable implements HotReferences.Host {
         return -1;
     }
 
-    /** Empties the chain and its filters (close). Bit held. */
+    /** Empties the chain and its filters, and forgets the removals counted (close). Bit held. */
     void clear(int b) {
         int length = Math.min(length(b), INLINE);
         for (int pos = 0; pos < length; pos++) {

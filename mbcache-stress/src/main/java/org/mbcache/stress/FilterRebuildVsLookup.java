@@ -3,8 +3,10 @@ package org.mbcache.stress;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 import static org.mbcache.stress.Keys.KEY;
+import static org.mbcache.stress.Keys.OTHER_KEY;
 import static org.mbcache.stress.Keys.OTHER_VALUE;
 import static org.mbcache.stress.Keys.VALUE;
+import static org.mbcache.stress.Keys.filler;
 
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
@@ -13,6 +15,8 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
+import org.mbcache.FilterKeys;
+import org.mbcache.testing.Backend;
 
 /**
  * A key-filter rebuild vs a lookup of a key that stays (issue 10: misses without the chain). When
@@ -25,7 +29,12 @@ import org.openjdk.jcstress.infra.results.III_Result;
  * ({@code KEY}, {@code VALUE}). One actor deletes D (one removal of two keys: a rebuild); the other
  * looks P up by {@code findFirst}, then by {@code get}.
  *
- * <p>Kernel port only: the Caffeine backend has no key filters.
+ * <p>In the compact layout the filters are rebuilt on every eighth removal from
+ * a chain, from the keys of the slots left (a reference carries no key), read while lookups run: its
+ * race first creates and deletes that many fillers less one, so that deleting D is the removal that
+ * rebuilds, and its decoy is chosen for the compact layout's filter bits.
+ *
+ * <p>Kernel port, both layouts: the Caffeine backend has no key filters.
  *
  * <p>Result: {@code r1} = {@code findFirst} found P (1) or not (0); {@code r2} = {@code get} found P
  * (1) or not (0); {@code r3} = {@code size()} afterwards (1).
@@ -39,35 +48,107 @@ public final class FilterRebuildVsLookup {
     private FilterRebuildVsLookup() {
     }
 
-    /** The race on the kernel port, D and P cached and nobody holding either. */
-    @JCStressTest
-    @JCStressMeta(FilterRebuildVsLookup.class)
-    @State
-    public static class KernelPort extends KeyFilterRace {
-        /** A one-bucket cache holding D, then P. */
-        public KernelPort() {
-            cache.create(DECOY, OTHER_VALUE, true);
+    /** The steps of the race on a one-bucket cache with {@link KeyFilterRace#SEED}. */
+    abstract static class Race extends KeyFilterRace {
+        /** The decoy D, chosen for the layout's filter bits. */
+        final int decoy;
+
+        Race(Backend backend, int decoy) {
+            super(backend);
+            this.decoy = decoy;
+        }
+
+        /** Caches D, then P. */
+        void createDecoyAndPair() {
+            cache.create(decoy, OTHER_VALUE, true);
             cache.create(KEY, VALUE, true);
         }
 
         /** Deletes D: the filters are rebuilt from P alone. */
-        @Actor
-        public void remover() {
-            releaseIfHeld(cache.deleteOrGet(DECOY, OTHER_VALUE));
+        void removeDecoy() {
+            releaseIfHeld(cache.deleteOrGet(decoy, OTHER_VALUE));
         }
 
         /** Looks P up by key, then by pair. */
-        @Actor
-        public void reader(III_Result r) {
+        void lookUp(III_Result r) {
             r.r1 = isKeyCached(KEY);
             r.r2 = isCached(KEY, VALUE);
         }
 
         /** Counts the entries and closes the cache. */
-        @Arbiter
-        public void check(III_Result r) {
+        void settle(III_Result r) {
             r.r3 = size();
             cache.close();
+        }
+    }
+
+    /** The race on the kernel port, D and P cached and nobody holding either. */
+    @JCStressTest
+    @JCStressMeta(FilterRebuildVsLookup.class)
+    @State
+    public static class KernelPort extends Race {
+        /** A one-bucket cache holding D, then P. */
+        public KernelPort() {
+            super(Backend.MBCACHE_REQUEST_LIST, DECOY);
+            createDecoyAndPair();
+        }
+
+        /** Deletes D: the filters are rebuilt from P alone. */
+        @Actor
+        public void remover() {
+            removeDecoy();
+        }
+
+        /** Looks P up by key, then by pair. */
+        @Actor
+        public void reader(III_Result r) {
+            lookUp(r);
+        }
+
+        /** Counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
+        }
+    }
+
+    /** The race on the compact layout, D and P cached, the removals before a rebuild done. */
+    @JCStressTest
+    @JCStressMeta(FilterRebuildVsLookup.class)
+    @State
+    public static class Compact extends Race {
+        /**
+         * A one-bucket compact cache holding D, then P, after fillers older than both were deleted:
+         * its next removal rebuilds the filters, from the key in P's slot.
+         */
+        public Compact() {
+            super(Backend.COMPACT, FilterKeys.compactHeadTwinOf(KEY, SEED));
+            int removals = FilterKeys.compactRemovalsBeforeRebuild(cache);
+            for (int i = 0; i < removals; i++) {
+                cache.create(OTHER_KEY, filler(i), true);
+            }
+            createDecoyAndPair();
+            for (int i = 0; i < removals; i++) {
+                releaseIfHeld(cache.deleteOrGet(OTHER_KEY, filler(i)));
+            }
+        }
+
+        /** Deletes D: the removal that rebuilds the filters. */
+        @Actor
+        public void remover() {
+            removeDecoy();
+        }
+
+        /** Looks P up by key, then by pair. */
+        @Actor
+        public void reader(III_Result r) {
+            lookUp(r);
+        }
+
+        /** Counts the entries and closes the cache. */
+        @Arbiter
+        public void check(III_Result r) {
+            settle(r);
         }
     }
 }
