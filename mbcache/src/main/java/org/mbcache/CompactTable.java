@@ -601,6 +601,35 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
+     * Loads, and only loads, the bucket lines that claiming slots {@code [from, to)} will need: for
+     * each slot whose meta word shows a claimable pair (one reference, the cache's; not
+     * referenced), its bucket's head word and the first and last long of its record. The loads are
+     * independent of one another, so the processor overlaps their cache misses; the claims that
+     * follow, each behind a locked instruction that would wait for its own misses one after the
+     * other, then find these lines in the cache. Plain racy loads whose values mean nothing: the
+     * sum is returned only so that the compiler keeps them. Slots below {@link #end} only.
+     *
+     * @return a sum of the words loaded, to be consumed by the caller
+     */
+    long touchBucketsOfClaimable(int from, int to) {
+        long sum = 0;
+        for (int slot = from; slot < to; slot++) {
+            long[] page = slotPages[slot >>> slotPageBits];
+            if (page == null) {
+                continue;
+            }
+            long meta = page[valueIndex(slot) + 1];
+            if (((int) meta & (COUNT_MASK | REFERENCED)) == 1) {
+                int b = bucketOf((int) (meta >>> 32));
+                long[] record = recordPage(b);
+                int base = recordBase(b);
+                sum += headPage(b)[headIndex(b)] + record[base] + record[base + RECORD_LONGS - 1];
+            }
+        }
+        return sum;
+    }
+
+    /**
      * A free slot, popped from the free list or new at the end (its page allocated first, under the
      * page lock; a Throwable there changes nothing); 0 if every slot up to {@code 2^slotBits} is in
      * use. The slot's count is zero and it is owned by the caller until it makes it live or frees it.
