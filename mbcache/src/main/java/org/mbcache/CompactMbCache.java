@@ -174,7 +174,11 @@ public final class CompactMbCache implements DedupCache {
      * freed nothing and cleared no flag, and looks at no more than two turns; a synchronous pass goes
      * on past its 64 until it frees one, while it makes progress. The reclaim lock is taken before
      * any bucket bit and never while one is held (a create that finds no free slot reclaims before
-     * it locks its bucket), so the two cannot deadlock.
+     * it locks its bucket), so the two cannot deadlock. Each time the hand enters 16 slots it has
+     * not looked at, it first loads the bucket lines of the claimable ones among them
+     * (CompactTable.touchBucketsOfClaimable): loads only, racy and plain, whose values decide
+     * nothing; the claims then find those lines in the cache instead of waiting for each miss behind
+     * the lock bit's CAS.
      *
      * Failure atomicity. Allocation happens in three places: a slot page (CompactTable.allocate,
      * before the slot is handed out), a bucket's overflow array (ensureRoom, first in the critical
