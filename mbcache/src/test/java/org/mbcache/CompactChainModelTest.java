@@ -1,0 +1,192 @@
+package org.mbcache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.mbcache.internal.Snapshots;
+
+/**
+ * Random operation sequences on tiny compact tables (one to four buckets, chain caps from 1 to none,
+ * chains past the 15 inline references, with and without reclaim passes, rebuilding the key filters
+ * every eighth and every fourth removal) against a model of the cached pairs: after every step the
+ * pairs a snapshot lists (a walk of the slots) are the model's, no pair is cached twice, every cached
+ * pair is found by {@code get} and refused by {@code create}, and the chains check out.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class CompactChainModelTest {
+
+    static final long NO = CompactMbCache.NO_ENTRY;
+
+    static long pair(int key, long value) {
+        return ((long) key << 32) | (value & 0xFFFF_FFFFL);
+    }
+
+    /** The cache's pairs from its snapshot (a walk of the slots, not of chains or filters); duplicates fail. */
+    static Map<Long, Boolean> actual(CompactMbCache cache) {
+        try {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            cache.writeSnapshot(out);
+            Map<Long, Boolean> pairs = new HashMap<>();
+            List<String> dups = new ArrayList<>();
+            Set<String> full = new HashSet<>();
+            Snapshots.read(new ByteArrayInputStream(out.toByteArray()), Long.MAX_VALUE, (k, v, r) -> {
+                pairs.put(pair(k, v), r);
+                if (!full.add(k + "/" + v)) {
+                    dups.add(k + "/" + v);
+                }
+                return true;
+            });
+            assertTrue(dups.isEmpty(), () -> "duplicate pairs cached: " + dups);
+            return pairs;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void everyStepLeavesExactlyTheModelsPairsFindableAndNoneTwice() {
+        int configs = 0;
+        for (int bucketBits = 0; bucketBits <= 2; bucketBits++) {
+            for (int chainCap : new int[] {1, 3, 16, 100_000}) {
+                for (boolean shrinking : new boolean[] {false, true}) {
+                    for (long seed = 1; seed <= 2; seed++) {
+                        run(bucketBits, chainCap, shrinking, seed * 1000 + bucketBits * 100 + chainCap % 97 + (shrinking ? 7 : 0),
+                                seed == 1 ? 1 << 14 : 1L << 28);
+                        configs++;
+                    }
+                }
+            }
+        }
+        assertEquals(3 * 4 * 2 * 2, configs);
+    }
+
+    private static void run(int bucketBits, int chainCap, boolean shrinking, long seed, long maxEntries) {
+        Random random = new Random(seed);
+        int keys = 3 + random.nextInt(40);
+        int values = 1 + random.nextInt(6);
+        boolean exact = !shrinking && chainCap >= 100_000;
+        String where0 = "maxEntries " + maxEntries + " bucketBits " + bucketBits + " chainCap " + chainCap + " shrinking " + shrinking + " seed " + seed;
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries)
+                .chainCap(chainCap).hashSeed(seed).executor(Runnable::run).build()) {
+            assertEquals(maxEntries > 1 << 20 ? 4 : 8, cache.filterRebuildEvery());
+            Map<Long, Boolean> model = new HashMap<>();
+            List<Long> held = new ArrayList<>();
+            Map<Long, Integer> heldPairs = new HashMap<>();
+            for (int step = 0; step < 800; step++) {
+                String where = where0 + " step " + step;
+                int key = random.nextInt(keys) * 0x9E3779B1;
+                long value = random.nextInt(values);
+                long p = pair(key, value);
+                int op = random.nextInt(100);
+                if (op < 40) {
+                    boolean reusable = random.nextInt(4) != 0;
+                    boolean created = cache.create(key, value, reusable);
+                    assertEquals(!model.containsKey(p), created, () -> where + ": create of " + Long.toHexString(p));
+                    if (created) {
+                        model.put(p, reusable);
+                    }
+                } else if (op < 65) {
+                    long h = cache.deleteOrGetHandle(key, value);
+                    if (h == NO) {
+                        assertFalse(heldPairs.containsKey(p), () -> where + ": deleteOrGet removed a held pair");
+                        model.remove(p);
+                    } else {
+                        assertTrue(model.containsKey(p), where);
+                        hold(held, heldPairs, cache, h);
+                    }
+                } else if (op < 75) {
+                    long h = cache.getHandle(key, value);
+                    assertEquals(model.containsKey(p), h != NO, () -> where + ": get of " + Long.toHexString(p));
+                    if (h != NO) {
+                        hold(held, heldPairs, cache, h);
+                    }
+                } else if (op < 82) {
+                    Set<Long> found = new HashSet<>();
+                    long h = cache.findFirstHandle(key);
+                    while (h != NO) {
+                        assertTrue(found.add(cache.value(h)), where);
+                        h = cache.findNextHandle(h);
+                    }
+                    Set<Long> expected = new HashSet<>();
+                    for (long v = 0; v < values; v++) {
+                        if (Boolean.TRUE.equals(model.get(pair(key, v)))) {
+                            expected.add(v);
+                        }
+                    }
+                    assertEquals(expected, found, () -> where + ": findFirst/findNext of key " + key);
+                } else if (op < 92) {
+                    if (!held.isEmpty()) {
+                        long h = held.remove(random.nextInt(held.size()));
+                        long hp = pair(cache.key(h), cache.value(h));
+                        if (random.nextBoolean()) {
+                            boolean r = random.nextBoolean();
+                            cache.setReusable(h, r);
+                            if (model.containsKey(hp)) {
+                                model.put(hp, r);
+                            }
+                        }
+                        if (random.nextBoolean()) {
+                            cache.touch(h);
+                        }
+                        cache.release(h);
+                        heldPairs.merge(hp, -1, (a, b) -> a + b == 0 ? null : a + b);
+                    }
+                } else if (shrinking) {
+                    cache.shrink(random.nextInt(6));
+                }
+                Map<Long, Boolean> now = actual(cache);
+                if (exact) {
+                    assertEquals(model, now, () -> where + ": the pairs");
+                } else {
+                    for (Long q : now.keySet()) {
+                        assertTrue(model.containsKey(q), () -> where + ": a pair from nowhere " + Long.toHexString(q));
+                    }
+                    for (Long q : heldPairs.keySet()) {
+                        if (model.containsKey(q)) {
+                            assertTrue(now.containsKey(q), () -> where + ": a held pair was reclaimed");
+                        }
+                    }
+                    model.keySet().retainAll(now.keySet());
+                    for (Map.Entry<Long, Boolean> e : now.entrySet()) {
+                        assertEquals(model.get(e.getKey()), e.getValue(), where + " reusable flag");
+                    }
+                }
+                cache.checkChains();
+                // every cached pair is found by get, and every key's reusable ones by findFirst
+                for (Long q : now.keySet()) {
+                    long h = cache.getHandle((int) (q >>> 32), (int) (long) q);
+                    assertNotEquals(NO, h, () -> where + ": present pair missed by get: " + Long.toHexString(q));
+                    cache.release(h);
+                    if (random.nextInt(8) == 0) {
+                        assertFalse(cache.create((int) (q >>> 32), (int) (long) q, true), where + ": duplicate created");
+                    }
+                }
+            }
+            for (long h : held) {
+                cache.release(h);
+            }
+        }
+    }
+
+    private static void hold(List<Long> held, Map<Long, Integer> heldPairs, CompactMbCache cache, long h) {
+        held.add(h);
+        heldPairs.merge(pair(cache.key(h), cache.value(h)), 1, Integer::sum);
+    }
+}
