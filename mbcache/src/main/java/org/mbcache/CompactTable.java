@@ -732,17 +732,8 @@ final class CompactTable implements HotReferences.Host {
     // Hot slots (HotReferences.Host): the cells of at most MAX_HOT_ENTRIES slots, and the vote
     // ---------------------------------------------------------------------------------------------
 
-    /*
-     * hotCells[i] is null or the cells of one hot occupant, tagged in elements 0 and 1 (which no
-     * stripe uses) with the occupant's identity bits of the meta word and its slot, written before
-     * the cells are published. One slot's cells sit at slot & 15 unless that is taken (then the next
-     * free index), so a lookup usually reads one reference; it scans all 16 only for a slot that has
-     * none. Publishing is serialized by hotLock (rare: a switch), so an occupant has at most one
-     * entry; retiring is a CAS to null. Why a reused slot never inherits cells is HotReferences'
-     * "Retiring, and slot reuse".
-     */
-    private final long[][] hotCells = new long[HotReferences.MAX_HOT_ENTRIES][];
-    private final Object hotLock = new Object();
+    /** The cells of at most MAX_HOT_ENTRIES hot slots, each named by its occupant (identity bits and slot). */
+    private final HotCellTable hotCells = new HotCellTable();
     /** Per vote slot, the handle (slot and generation) the contention vote favours; racy on purpose. */
     private final long[] contended = new long[CONTENTION_SLOTS];
     /** Per vote slot, the favoured occupant's net votes. */
@@ -761,56 +752,25 @@ final class CompactTable implements HotReferences.Host {
         return casMeta(slotPage(slot), valueIndex(slot), expected, updated);
     }
 
+    /** The cells of the slot's occupant whose meta word is {@code word}: found by its identity bits and the slot. */
     @Override
     public long[] hotCells(long at, long word) {
-        int first = (int) at & (HotReferences.MAX_HOT_ENTRIES - 1);
-        long owner = word & IDENTITY;
-        for (int n = 0; n < HotReferences.MAX_HOT_ENTRIES; n++) {
-            long[] cells = (long[]) PAGES.getAcquire(hotCells, (first + n) & (HotReferences.MAX_HOT_ENTRIES - 1));
-            if (cells != null && cells[0] == owner && cells[1] == at) {
-                return cells;
-            }
-        }
-        return null;
+        return hotCells.cells((int) at, null, word & IDENTITY, at);
     }
 
     @Override
     public boolean publishHotCells(long at, long word, long[] cells) {
-        cells[0] = word & IDENTITY;
-        cells[1] = at;
-        int first = (int) at & (HotReferences.MAX_HOT_ENTRIES - 1);
-        synchronized (hotLock) {
-            if (hotCells(at, word) != null) {
-                return false;
-            }
-            for (int n = 0; n < HotReferences.MAX_HOT_ENTRIES; n++) {
-                int i = (first + n) & (HotReferences.MAX_HOT_ENTRIES - 1);
-                if (PAGES.compareAndSet(hotCells, i, (long[]) null, cells)) {
-                    return true;
-                }
-            }
-            return false;
-        }
+        return hotCells.publish((int) at, null, word & IDENTITY, at, cells);
     }
 
     @Override
     public void retireHotCells(long at, long[] cells) {
-        for (int i = 0; i < HotReferences.MAX_HOT_ENTRIES; i++) {
-            if (PAGES.compareAndSet(hotCells, i, cells, (long[]) null)) {
-                return;
-            }
-        }
+        hotCells.retire(cells);
     }
 
     /** Slots with cells now (hot ones, and a switch in progress). */
     int hotSlots() {
-        int n = 0;
-        for (int i = 0; i < HotReferences.MAX_HOT_ENTRIES; i++) {
-            if (PAGES.getAcquire(hotCells, i) != null) {
-                n++;
-            }
-        }
-        return n;
+        return hotCells.size();
     }
 
     /**

@@ -31,7 +31,8 @@ import org.mbcache.internal.StripedStatistics;
  * a contended hit's CAS fails only now and then, though every one of its hits moves the line. A
  * hot entry has cells ({@link Host#hotCells}): one {@code long} counter per stripe
  * ({@link StripedStatistics#stripeOfCurrentThread}, {@value #CELL_STRIDE} longs, 128 bytes, apart;
- * the first 128 bytes are free for the host's tag of the owner). Invariant of a live hot entry:
+ * the first 128 bytes unused, so that no cell shares a line with the array's header). The host keeps
+ * them where it finds them by the owner ({@link HotCellTable}). Invariant of a live hot entry:
  *
  * <pre>    callers' references = (count(word) - 1) + sum of the cells,   every cell &gt;= 0</pre>
  *
@@ -148,9 +149,8 @@ final class HotReferences {
         long[] hotCells(long at, long word);
 
         /**
-         * Publishes {@code cells} as the cells of the occupant of {@code at} whose word is {@code word}
-         * (the host may tag them with the occupant in elements 0 to {@code CELL_STRIDE - 1}, which no
-         * stripe uses), taking a place in the hot budget; {@code false} (nothing changed) if the
+         * Publishes {@code cells} as the cells of the occupant of {@code at} whose word is {@code word},
+         * taking a place in the hot budget; {@code false} (nothing changed) if the
          * budget is spent or the occupant has cells already.
          */
         boolean publishHotCells(long at, long word, long[] cells);

@@ -10,7 +10,6 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Saturating;
@@ -286,18 +285,18 @@ public final class MbCache implements DedupCache {
      *
      * An entry whose acquire or release CAS keeps failing switches to hot mode
      * ({@link MbCache#noteContention} votes, then {@link #switchToHot}): callers' references then go
-     * to per-stripe cells of its own ({@link #hotCells}), and the exact decisions (claims,
-     * {@code waitUnused}, the over-release check, {@code findNext}'s check) freeze the word and sum
-     * the cells. The protocol and its argument are {@link HotReferences}', shared with
+     * to per-stripe cells, kept in the cache's {@link HotCellTable} under the entry's identity, and
+     * the exact decisions (claims, {@code waitUnused}, the over-release check, {@code findNext}'s
+     * check) freeze the word and sum the cells. The protocol and its argument are {@link HotReferences}', shared with
      * {@link CompactMbCache}'s slots; each method below runs its cold CAS loop and hands the word to
      * {@link #HOT_REFERENCES} once it reads {@link #HOT}. The entry is that class's {@link
      * HotReferences.Host} (the {@code at} argument unused; the word zero-extended to a {@code long},
      * with no identity bits: an entry object is never reused).
      *
-     * <p><b>Memory.</b> A cold entry is 40 bytes with compressed oops, the cells field filling what
-     * was alignment padding. At most {@value HotReferences#MAX_HOT_ENTRIES} entries of a cache are
-     * hot at once (a counter on the cache, given back when a hot entry dies). {@code close()} kills
-     * every entry ({@link #kill}), which retires the cells of a hot one.
+     * <p><b>Memory.</b> A cold entry is 40 bytes with compressed oops: it has no field for hot mode.
+     * At most {@value HotReferences#MAX_HOT_ENTRIES} entries of a cache are hot at once, their cells
+     * in the cache's {@link HotCellTable} (whose places are the budget), given back when a hot entry
+     * dies. {@code close()} kills every entry ({@link #kill}), which retires the cells of a hot one.
      */
     static final class Entry implements CacheEntry, HotReferences.Host {
         static final int COUNT_MASK = (1 << 27) - 1;
@@ -306,7 +305,7 @@ public final class MbCache implements DedupCache {
         static final int REFERENCED = 1 << 28;
         static final int REUSABLE = 1 << 29;
         static final int WAITERS = 1 << 30;
-        /** Callers' references are counted in {@link #hotCells} too; see {@link HotReferences}. */
+        /** Callers' references are counted in cells of the cache's {@link HotCellTable} too ({@link HotReferences}). */
         static final int HOT = 1 << 31;
 
         /** The hot-mode protocol over this word's bits (no identity bits: entries are never reused). */
@@ -314,13 +313,11 @@ public final class MbCache implements DedupCache {
                 new HotReferences(COUNT_MASK, FROZEN, Integer.toUnsignedLong(HOT), WAITERS, 0L);
 
         private static final VarHandle STATE;
-        private static final VarHandle HOT_CELLS;
 
         static {
             try {
                 MethodHandles.Lookup lookup = MethodHandles.lookup();
                 STATE = lookup.findVarHandle(Entry.class, "state", int.class);
-                HOT_CELLS = lookup.findVarHandle(Entry.class, "hotCells", long[].class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -343,11 +340,6 @@ public final class MbCache implements DedupCache {
          * newer entry of the LRU list (under the LRU lock). Plain: see {@link Lru}.
          */
         private Entry lruNext;
-        /**
-         * A hot entry's per-stripe reference counters ({@link HotReferences}); {@code null} while cold
-         * and once dead. Set by a volatile CAS before {@link #HOT} is set, cleared when it dies.
-         */
-        private volatile long[] hotCells;
 
         /** A new entry at count 2: the cache's reference and the creator's, dropped once listed. */
         Entry(MbCache cache, int key, long value, boolean reusable) {
@@ -383,28 +375,20 @@ public final class MbCache implements DedupCache {
             return STATE.compareAndSet(this, (int) expected, (int) updated);
         }
 
+        /** The entry's cells in its cache's table, found by the entry's identity (from its key's place). */
         @Override
         public long[] hotCells(long at, long word) {
-            return hotCells;
+            return cache == null ? null : cache.hotCells.cells(key, this, 0, 0);
         }
 
         @Override
         public boolean publishHotCells(long at, long word, long[] cells) {
-            if (cache == null || !cache.reserveHotEntry()) {
-                return false;
-            }
-            if (!HOT_CELLS.compareAndSet(this, (long[]) null, cells)) {
-                cache.giveBackHotEntry();
-                return false;
-            }
-            return true;
+            return cache != null && cache.hotCells.publish(key, this, 0, 0, cells);
         }
 
         @Override
         public void retireHotCells(long at, long[] cells) {
-            if (HOT_CELLS.compareAndSet(this, cells, (long[]) null)) {
-                cache.giveBackHotEntry();
-            }
+            cache.hotCells.retire(cells);
         }
 
         /** Whether the entry is in hot mode (its references partly counted in per-stripe cells). */
@@ -511,13 +495,13 @@ public final class MbCache implements DedupCache {
 
         /** Drops every reference at once: only {@code close()} does this. */
         void kill() {
-            for (;;) {
-                int s = lvState();
-                if (casState(s, s & ~COUNT_MASK)) {
-                    break;
-                }
-            }
-            if (hotCells != null) {
+            int s;
+            do {
+                s = lvState();
+            } while (!casState(s, s & ~COUNT_MASK));
+            // A switch still in progress (cells published, HOT not yet set) finds the entry dead in
+            // its CAS loop and retires the cells itself (HotReferences.switchToHot).
+            if ((s & HOT) != 0) {
                 HOT_REFERENCES.retire(this, 0, 0);
             }
         }
@@ -660,8 +644,8 @@ public final class MbCache implements DedupCache {
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
      */
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(2);
-    /** Entries of this cache in hot mode, at most {@link Entry#MAX_HOT_ENTRIES}; see {@link Entry}. */
-    private final AtomicInteger hotEntries = new AtomicInteger();
+    /** The cells of this cache's hot entries, at most {@link HotReferences#MAX_HOT_ENTRIES}; see {@link Entry}. */
+    final HotCellTable hotCells = new HotCellTable();
     /** {@code null} for a cache built without memory-pressure reclaim. */
     private final MemoryPressureRegistry.Registration pressureRegistration;
 
@@ -1349,27 +1333,9 @@ public final class MbCache implements DedupCache {
         return false;
     }
 
-    /** Takes a place in the hot-entry budget for an entry switching to hot mode; {@code false} if none is left. */
-    boolean reserveHotEntry() {
-        for (;;) {
-            int hot = hotEntries.get();
-            if (hot >= HotReferences.MAX_HOT_ENTRIES) {
-                return false;
-            }
-            if (hotEntries.compareAndSet(hot, hot + 1)) {
-                return true;
-            }
-        }
-    }
-
-    /** Gives back the place of a hot entry that died, or of a switch to hot mode that did not happen. */
-    void giveBackHotEntry() {
-        hotEntries.decrementAndGet();
-    }
-
     /** How many entries are in hot mode now. */
     int hotEntries() {
-        return hotEntries.get();
+        return hotCells.size();
     }
 
     /**
