@@ -269,6 +269,110 @@ class HotModeTest {
     }
 
     @Test
+    void hotEntriesThatShareAPlaceInTheCellTableCountTheirReferencesApart() throws Exception {
+        // Keys (an entry's first place) and slots (a compact slot's) 16 apart share a place of the
+        // cache's HotCellTable: pairs 16 apart, switched one after the other, sit each at the next
+        // free place, and every lookup but the first of a place scans past another entry's cells.
+        int places = HotReferences.MAX_HOT_ENTRIES;
+        for (int i = 0; i < 2 * places; i++) {
+            assertTrue(cache.create(KEY + 16 * i, VALUE, true));
+        }
+        List<CacheEntry> hot = new ArrayList<>();
+        for (int i = 0; i < places / 2; i++) {
+            for (int j : new int[] {i, i + places}) {
+                CacheEntry e = cache.get(KEY + 16 * j, VALUE);
+                assertTrue(HotEntries.makeHot(e));
+                cache.release(e);
+                hot.add(e);
+            }
+        }
+        assertEquals(places, hotEntries());
+        CacheEntry spare = cache.get(KEY + 16 * (places / 2), VALUE);
+        assertFalse(HotEntries.makeHot(spare)); // every place is taken
+        // The n-th hot entry: n + 1 references, taken on another thread (in its cells).
+        other.run(() -> {
+            for (int n = 0; n < places; n++) {
+                for (int r = 0; r <= n; r++) {
+                    assertSame(hot.get(n), cache.get(hot.get(n).key(), VALUE));
+                }
+            }
+        });
+        for (int n = 0; n < places; n++) {
+            CacheEntry e = hot.get(n);
+            for (int r = 0; r <= n; r++) {
+                cache.release(e);
+            }
+            // Exactly its own: no unit of another entry's cells is taken for it.
+            assertThrows(IllegalStateException.class, () -> cache.release(e));
+            assertNull(cache.deleteOrGet(e.key(), VALUE));
+            assertEquals(places - 1 - n, hotEntries());
+            if (n == 0) {
+                // The place given back goes to the next switch, of a pair whose first place is taken.
+                assertTrue(HotEntries.makeHot(spare));
+                assertEquals(places, hotEntries());
+                CacheEntry twice = other.call(() -> cache.get(spare.key(), VALUE));
+                assertSame(spare, twice);
+                cache.release(twice);
+                cache.release(spare);
+                assertThrows(IllegalStateException.class, () -> cache.release(spare));
+                assertNull(cache.deleteOrGet(spare.key(), VALUE));
+                assertEquals(places - 1, hotEntries());
+            }
+        }
+        assertEquals(0, hotEntries());
+    }
+
+    @Test
+    void closeRacingHotHitsAndSwitchesGivesEveryHotPlaceBack() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            for (int round = 0; round < 40; round++) {
+                cache.close();
+                cache = backend.open(4, 1 << 12, Runnable::run);
+                CacheEntry entry = hotPair();
+                CountDownLatch started = new CountDownLatch(2);
+                Future<?> hits = pool.submit(() -> {
+                    started.countDown();
+                    try {
+                        for (;;) {
+                            // Never a miss: a lookup overlapping close() answers as before it, or throws.
+                            assertSame(entry, cache.get(KEY, VALUE));
+                            cache.release(entry);
+                        }
+                    } catch (IllegalStateException closed) {
+                        assertEquals("cache is closed", closed.getMessage());
+                    }
+                    return null;
+                });
+                Future<?> switches = pool.submit(() -> {
+                    started.countDown();
+                    try {
+                        // Each pair switched, then claimed: its cells published, then retired.
+                        for (int key = KEY + 1; ; key++) {
+                            assertTrue(cache.create(key, VALUE, true));
+                            CacheEntry e = cache.get(key, VALUE);
+                            HotEntries.makeHot(e);
+                            cache.release(e);
+                            assertNull(cache.deleteOrGet(key, VALUE));
+                        }
+                    } catch (IllegalStateException closed) {
+                        assertEquals("cache is closed", closed.getMessage());
+                    }
+                    return null;
+                });
+                started.await();
+                Thread.sleep(round % 5);
+                cache.close();
+                hits.get(20, TimeUnit.SECONDS);
+                switches.get(20, TimeUnit.SECONDS);
+                assertEquals(0, hotEntries(), "hot places left taken after close, round " + round);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void concurrentHitsReleasesClaimsAndWaitsOnAHotEntryKeepItsCountExact() throws Exception {
         CacheEntry entry = hotPair();
         CacheEntry anchor = cache.get(KEY, VALUE); // keeps every claim failing
