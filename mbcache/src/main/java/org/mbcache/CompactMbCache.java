@@ -437,9 +437,9 @@ public final class CompactMbCache implements DedupCache {
         if (!restore) { // a restore's budget keeps it within maxEntries: it must not evict what was cached
             backgroundReclaim.beforeCreate();
         }
-        int bucket = table.bucketOf(key);
-        int print = table.fingerprintOf(key);
-        long seen = versionWithout(bucket, key, print, value);
+        long keyed = table.keyedHash(key);
+        int bucket = table.bucketOfHash(keyed);
+        long seen = versionWithout(bucket, keyed, key, value);
         if (seen == CONTAINED) {
             statistics.add(DUPLICATES_REFUSED, 1);
             return false;
@@ -450,7 +450,7 @@ public final class CompactMbCache implements DedupCache {
         }
         long outcome;
         try {
-            outcome = hash(bucket, key, print, value, reusable, slot, seen, restore);
+            outcome = hash(bucket, keyed, key, value, reusable, slot, seen, restore);
         } catch (Throwable failure) { // the overflow array's allocation, or close(): the slot goes back
             table.free(slot);
             throw failure;
@@ -504,10 +504,11 @@ public final class CompactMbCache implements DedupCache {
 
     /**
      * The optimistic duplicate check: {@link #CONTAINED}, {@link #RETRY}, or the even version under
-     * which the chain was read and found without the pair.
+     * which the chain was read and found without the pair. {@code keyed} is the key's
+     * {@link CompactTable#keyedHash}.
      */
-    private long versionWithout(int bucket, int key, int print, long value) {
-        return tryFind(bucket, key, print, value, true, 0, false, false);
+    private long versionWithout(int bucket, long keyed, int key, long value) {
+        return tryFind(bucket, keyed, key, value, true, 0, false, false);
     }
 
     /**
@@ -515,9 +516,10 @@ public final class CompactMbCache implements DedupCache {
      * chain was below the cap; else the length found in the upper 32 bits and the entries reclaimed
      * in the lower). A restore's ({@code restore}) reclaims nothing for the cap: at the cap it
      * answers {@link #CHAIN_FULL} and hashes nothing. Allocates (an overflow array) before it changes
-     * anything.
+     * anything. {@code keyed} is the key's {@link CompactTable#keyedHash}.
      */
-    private long hash(int bucket, int key, int print, long value, boolean reusable, int slot, long seen, boolean restore) {
+    private long hash(int bucket, long keyed, int key, long value, boolean reusable, int slot, long seen, boolean restore) {
+        int print = table.fingerprintOfHash(keyed);
         long lockedAt = table.lock(bucket);
         try {
             if (lockedAt != seen && positionOfPair(bucket, key, print, value) >= 0) {
@@ -544,7 +546,7 @@ public final class CompactMbCache implements DedupCache {
             // The generation as a long: shifted as an int, its top bit would sign-extend over the key.
             CompactTable.soMeta(page, at, ((long) key << 32)
                     | ((long) generation << GENERATION_SHIFT) | (reusable ? REUSABLE : 0) | 1);
-            table.addNewest(bucket, print | slot, table.filterMix(key));
+            table.addNewest(bucket, print | slot, table.filterMixOfHash(keyed));
             entryCount.add(1L - reclaimed); // counted before the unlock: nobody can free it uncounted
             return outcome;
         } finally {
@@ -676,10 +678,11 @@ public final class CompactMbCache implements DedupCache {
      * the reference (see {@link #tryFind}).
      */
     private long find(int key, long value, boolean byPair, int afterSlot, boolean object) {
-        int bucket = table.bucketOf(key);
-        int print = table.fingerprintOf(key);
-        long found = tryFind(bucket, key, print, value, byPair, afterSlot, true, object);
+        long keyed = table.keyedHash(key);
+        int bucket = table.bucketOfHash(keyed);
+        long found = tryFind(bucket, keyed, key, value, byPair, afterSlot, true, object);
         if (found == RETRY) {
+            int print = table.fingerprintOfHash(keyed);
             table.lock(bucket);
             try {
                 int from = table.length(bucket);
@@ -708,6 +711,8 @@ public final class CompactMbCache implements DedupCache {
      * The optimistic walk of {@link #find}: a handle, {@link #NO_ENTRY}, or {@link #RETRY}. Without
      * {@code acquire} (the create's duplicate check, by pair) it takes no reference and answers
      * {@link #CONTAINED}, {@link #RETRY}, or the version under which the pair was absent.
+     * {@code keyed} is the key's {@link CompactTable#keyedHash}, which gives its filter bits and
+     * fingerprint.
      *
      * <p>With {@code object} it loads the slot's entry object, and the object's handle, before the
      * CAS that takes the reference: a locked instruction waits for the loads before it, and the loads
@@ -715,12 +720,13 @@ public final class CompactMbCache implements DedupCache {
      * in a row to the hit; loaded before, they overlap the meta word's. Only a load: entryFor decides
      * on the object afterwards, from the handle the CAS gave.
      */
-    private long tryFind(int bucket, int key, int print, long value, boolean byPair, int afterSlot, boolean acquire,
+    private long tryFind(int bucket, long keyed, int key, long value, boolean byPair, int afterSlot, boolean acquire,
                          boolean object) {
         long head = table.laVersion(bucket);
-        if (table.turnsAway(bucket, head, table.filterMix(key))) {
+        if (table.turnsAway(bucket, head, table.filterMixOfHash(keyed))) {
             return acquire ? NO_ENTRY : CompactTable.versionOf(head);
         }
+        int print = table.fingerprintOfHash(keyed);
         int length = table.length(bucket);
         int[] spill = null;
         if (length > CompactTable.INLINE) {
@@ -861,8 +867,9 @@ public final class CompactMbCache implements DedupCache {
      */
     public long deleteOrGetHandle(int key, long value) {
         ensureOpen();
-        int bucket = table.bucketOf(key);
-        int print = table.fingerprintOf(key);
+        long keyed = table.keyedHash(key);
+        int bucket = table.bucketOfHash(keyed);
+        int print = table.fingerprintOfHash(keyed);
         int freed = 0;
         long handle = NO_ENTRY;
         table.lock(bucket);

@@ -239,20 +239,36 @@ final class CompactTable implements HotReferences.Host {
     // The keyed index (the same family and seed expansion as Buckets)
     // ---------------------------------------------------------------------------------------------
 
-    private long keyedHash(int key) {
+    /**
+     * The key's keyed hash {@code a * key + b mod 2^64}: its bucket ({@link #bucketOfHash}), its
+     * fingerprint ({@link #fingerprintOfHash}) and its filter bits ({@link #filterMixOfHash}) are
+     * all taken from it, so a lookup or a create computes it once and passes it on.
+     */
+    long keyedHash(int key) {
         return multiplier * (key & 0xFFFF_FFFFL) + increment;
     }
 
-    int bucketOf(int key) {
-        return (int) (((keyedHash(key) >>> 32) * buckets) >>> 32);
+    /** The bucket of a key, by its {@link #keyedHash}. */
+    int bucketOfHash(long hash) {
+        return (int) (((hash >>> 32) * buckets) >>> 32);
     }
 
-    /** The key's fingerprint, in place above the slot bits of a reference. */
-    int fingerprintOf(int key) {
-        long hash = keyedHash(key);
+    /** The bucket of a key ({@link #bucketOfHash} of its {@link #keyedHash}). */
+    int bucketOf(int key) {
+        return bucketOfHash(keyedHash(key));
+    }
+
+    /** The fingerprint of a key, by its {@link #keyedHash}: in place above the slot bits of a reference. */
+    int fingerprintOfHash(long hash) {
         int bits = (int) ((hash >>> 32) * buckets) ^ (int) hash;
         return bits & ~slotMask;
     }
+
+    /** The key's fingerprint ({@link #fingerprintOfHash} of its {@link #keyedHash}). */
+    int fingerprintOf(int key) {
+        return fingerprintOfHash(keyedHash(key));
+    }
+
 
     int fingerprintOfRef(int ref) {
         return ref & ~slotMask;
@@ -271,7 +287,11 @@ final class CompactTable implements HotReferences.Host {
      * {@code j}.)
      */
     int filterMix(int key) {
-        long hash = keyedHash(key);
+        return filterMixOfHash(keyedHash(key));
+    }
+
+    /** The {@link #filterMix} of a key, by its {@link #keyedHash}. */
+    int filterMixOfHash(long hash) {
         return (int) (((hash ^ (hash >>> 32)) * FILTER_MULTIPLIER) >>> 32);
     }
 
