@@ -44,7 +44,8 @@ import org.mbcache.internal.StripedStatistics;
  * scaled to the count), so a cache sized from its bound keeps about 14 a bucket at every size.
  * Pick it from a few million entries up, or wherever the collector's work matters: there is nothing
  * per entry for it to copy or trace, and a hit reads the bucket head, the record and the slot
- * (the first two side by side, not one after the other), where MbCache follows about seven
+ * (the first two side by side, not one after the other; the record holds a chain's newest 15, and
+ * only a hit on an older entry reads the overflow array too), where MbCache follows about seven
  * references.
  * What a hit cannot shed in either layout is its locked instructions (the reference count's
  * acquire and release, and the hit counter): each waits for the loads before it, so hits do not
@@ -208,7 +209,8 @@ public final class CompactMbCache implements DedupCache {
      * Entries a bucket at the bound of a cache sized from {@code maxEntries}: the record's 64 bytes,
      * the head's 16 and the overflow reference's 4 over 14 entries are 6 bytes an entry, and about
      * one chain in three overflows the record's 15 inline references (an overflow array of 32
-     * bytes, read optimistically too). Measured arrays: 23.1 bytes an entry at 10^6, 22.9 at 10^7.
+     * bytes holding the chain's oldest, which a lookup reads only once it walked past the newest
+     * 15). Measured arrays: 23.1 bytes an entry at 10^6, 22.9 at 10^7.
      */
     static final int SIZED_ENTRIES_PER_BUCKET = 14;
 
@@ -714,6 +716,10 @@ public final class CompactMbCache implements DedupCache {
      * {@code keyed} is the key's {@link CompactTable#keyedHash}, which gives its filter bits and
      * fingerprint.
      *
+     * <p>Newest first: the record's inline references, then, only if the walk gets that far, the
+     * overflow array, loaded there and not before ({@link #overflowCovering}), so that a hit among a
+     * chain's newest 15 reads the record alone (see CompactTable's "Memory ordering").
+     *
      * <p>With {@code object} it loads the slot's entry object, and the object's handle, before the
      * CAS that takes the reference: a locked instruction waits for the loads before it, and the loads
      * after it wait for it, so loaded after it (in {@link #entryFor}) they would add two cache misses
@@ -728,27 +734,28 @@ public final class CompactMbCache implements DedupCache {
         }
         int print = table.fingerprintOfHash(keyed);
         int length = table.length(bucket);
-        int[] spill = null;
-        if (length > CompactTable.INLINE) {
-            spill = table.lpOverflow(bucket);
-            if (spill == null || length - CompactTable.INLINE > spill.length) {
-                return RETRY; // a stale or torn read: a writer was in the bucket
-            }
-        }
         if (CompactTable.locked(head)) { // length() is in [0, 2^slotBits) whatever was read: never negative
             return RETRY;
         }
+        int first = CompactTable.firstInline(length);
+        int[] spill = null;
         int from = length;
         if (afterSlot != 0) {
             for (int pos = length - 1; pos >= 0; pos--) {
-                if (table.slotOfRef(refAt(bucket, spill, pos)) == afterSlot) {
+                if (pos < first && spill == null && (spill = overflowCovering(bucket, first)) == null) {
+                    return RETRY;
+                }
+                if (table.slotOfRef(refAt(bucket, first, spill, pos)) == afterSlot) {
                     from = pos;
                     break;
                 }
             }
         }
         for (int pos = from - 1; pos >= 0; pos--) {
-            int ref = refAt(bucket, spill, pos);
+            if (pos < first && spill == null && (spill = overflowCovering(bucket, first)) == null) {
+                return RETRY;
+            }
+            int ref = refAt(bucket, first, spill, pos);
             if (table.fingerprintOfRef(ref) != print) {
                 continue;
             }
@@ -777,11 +784,23 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * An optimistic read's reference at {@code pos}: inline, or from the overflow array it loaded
-     * ({@code spill}, already checked to cover the length it read).
+     * An optimistic read's overflow array, loaded when its walk first gets below the chain's first
+     * inline position {@code first} (computed from the length it read): the array if it holds at
+     * least {@code first} references, else {@code null} (a stale or torn read: a writer was in the
+     * bucket; the caller retries). A reference taken from it is validated as any other.
      */
-    private int refAt(int bucket, int[] spill, int pos) {
-        return pos < CompactTable.INLINE ? table.inlineRef(bucket, pos) : spill[pos - CompactTable.INLINE];
+    private int[] overflowCovering(int bucket, int first) {
+        int[] spill = table.lpOverflow(bucket);
+        return spill != null && spill.length >= first ? spill : null;
+    }
+
+    /**
+     * An optimistic read's reference at {@code pos}: the record's inline reference
+     * {@code pos - first} from the chain's first inline position {@code first} up, below it
+     * {@code spill[pos]} (the array {@link #overflowCovering} gave, which holds {@code first}).
+     */
+    private int refAt(int bucket, int first, int[] spill, int pos) {
+        return pos >= first ? table.inlineRef(bucket, pos - first) : spill[pos];
     }
 
     /** Whether a slot's meta word (and value) show a live entry of the key, reusable or of the value. */
