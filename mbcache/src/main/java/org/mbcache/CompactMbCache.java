@@ -44,7 +44,8 @@ import org.mbcache.internal.StripedStatistics;
  * scaled to the count), so a cache sized from its bound keeps about 14 a bucket at every size.
  * Pick it from a few million entries up, or wherever the collector's work matters: there is nothing
  * per entry for it to copy or trace, and a hit reads the bucket head, the record and the slot
- * (the first two side by side, not one after the other), where MbCache follows about seven
+ * (the first two side by side, not one after the other; the record holds a chain's newest 15, and
+ * only a hit on an older entry reads the overflow array too), where MbCache follows about seven
  * references.
  * What a hit cannot shed in either layout is its locked instructions (the reference count's
  * acquire and release, and the hit counter): each waits for the loads before it, so hits do not
@@ -208,7 +209,8 @@ public final class CompactMbCache implements DedupCache {
      * Entries a bucket at the bound of a cache sized from {@code maxEntries}: the record's 64 bytes,
      * the head's 16 and the overflow reference's 4 over 14 entries are 6 bytes an entry, and about
      * one chain in three overflows the record's 15 inline references (an overflow array of 32
-     * bytes, read optimistically too). Measured arrays: 23.1 bytes an entry at 10^6, 22.9 at 10^7.
+     * bytes holding the chain's oldest, which a lookup reads only once it walked past the newest
+     * 15). Measured arrays: 23.1 bytes an entry at 10^6, 22.9 at 10^7.
      */
     static final int SIZED_ENTRIES_PER_BUCKET = 14;
 
@@ -437,9 +439,9 @@ public final class CompactMbCache implements DedupCache {
         if (!restore) { // a restore's budget keeps it within maxEntries: it must not evict what was cached
             backgroundReclaim.beforeCreate();
         }
-        int bucket = table.bucketOf(key);
-        int print = table.fingerprintOf(key);
-        long seen = versionWithout(bucket, key, print, value);
+        long keyed = table.keyedHash(key);
+        int bucket = table.bucketOfHash(keyed);
+        long seen = versionWithout(bucket, keyed, key, value);
         if (seen == CONTAINED) {
             statistics.add(DUPLICATES_REFUSED, 1);
             return false;
@@ -450,7 +452,7 @@ public final class CompactMbCache implements DedupCache {
         }
         long outcome;
         try {
-            outcome = hash(bucket, key, print, value, reusable, slot, seen, restore);
+            outcome = hash(bucket, keyed, key, value, reusable, slot, seen, restore);
         } catch (Throwable failure) { // the overflow array's allocation, or close(): the slot goes back
             table.free(slot);
             throw failure;
@@ -504,10 +506,11 @@ public final class CompactMbCache implements DedupCache {
 
     /**
      * The optimistic duplicate check: {@link #CONTAINED}, {@link #RETRY}, or the even version under
-     * which the chain was read and found without the pair.
+     * which the chain was read and found without the pair. {@code keyed} is the key's
+     * {@link CompactTable#keyedHash}.
      */
-    private long versionWithout(int bucket, int key, int print, long value) {
-        return tryFind(bucket, key, print, value, true, 0, false, false);
+    private long versionWithout(int bucket, long keyed, int key, long value) {
+        return tryFind(bucket, keyed, key, value, true, 0, false, false);
     }
 
     /**
@@ -515,9 +518,10 @@ public final class CompactMbCache implements DedupCache {
      * chain was below the cap; else the length found in the upper 32 bits and the entries reclaimed
      * in the lower). A restore's ({@code restore}) reclaims nothing for the cap: at the cap it
      * answers {@link #CHAIN_FULL} and hashes nothing. Allocates (an overflow array) before it changes
-     * anything.
+     * anything. {@code keyed} is the key's {@link CompactTable#keyedHash}.
      */
-    private long hash(int bucket, int key, int print, long value, boolean reusable, int slot, long seen, boolean restore) {
+    private long hash(int bucket, long keyed, int key, long value, boolean reusable, int slot, long seen, boolean restore) {
+        int print = table.fingerprintOfHash(keyed);
         long lockedAt = table.lock(bucket);
         try {
             if (lockedAt != seen && positionOfPair(bucket, key, print, value) >= 0) {
@@ -544,7 +548,7 @@ public final class CompactMbCache implements DedupCache {
             // The generation as a long: shifted as an int, its top bit would sign-extend over the key.
             CompactTable.soMeta(page, at, ((long) key << 32)
                     | ((long) generation << GENERATION_SHIFT) | (reusable ? REUSABLE : 0) | 1);
-            table.addNewest(bucket, print | slot, table.filterMix(key));
+            table.addNewest(bucket, print | slot, table.filterMixOfHash(keyed));
             entryCount.add(1L - reclaimed); // counted before the unlock: nobody can free it uncounted
             return outcome;
         } finally {
@@ -676,10 +680,11 @@ public final class CompactMbCache implements DedupCache {
      * the reference (see {@link #tryFind}).
      */
     private long find(int key, long value, boolean byPair, int afterSlot, boolean object) {
-        int bucket = table.bucketOf(key);
-        int print = table.fingerprintOf(key);
-        long found = tryFind(bucket, key, print, value, byPair, afterSlot, true, object);
+        long keyed = table.keyedHash(key);
+        int bucket = table.bucketOfHash(keyed);
+        long found = tryFind(bucket, keyed, key, value, byPair, afterSlot, true, object);
         if (found == RETRY) {
+            int print = table.fingerprintOfHash(keyed);
             table.lock(bucket);
             try {
                 int from = table.length(bucket);
@@ -708,6 +713,12 @@ public final class CompactMbCache implements DedupCache {
      * The optimistic walk of {@link #find}: a handle, {@link #NO_ENTRY}, or {@link #RETRY}. Without
      * {@code acquire} (the create's duplicate check, by pair) it takes no reference and answers
      * {@link #CONTAINED}, {@link #RETRY}, or the version under which the pair was absent.
+     * {@code keyed} is the key's {@link CompactTable#keyedHash}, which gives its filter bits and
+     * fingerprint.
+     *
+     * <p>Newest first: the record's inline references, then, only if the walk gets that far, the
+     * overflow array, loaded there and not before ({@link #overflowCovering}), so that a hit among a
+     * chain's newest 15 reads the record alone (see CompactTable's "Memory ordering").
      *
      * <p>With {@code object} it loads the slot's entry object, and the object's handle, before the
      * CAS that takes the reference: a locked instruction waits for the loads before it, and the loads
@@ -715,34 +726,36 @@ public final class CompactMbCache implements DedupCache {
      * in a row to the hit; loaded before, they overlap the meta word's. Only a load: entryFor decides
      * on the object afterwards, from the handle the CAS gave.
      */
-    private long tryFind(int bucket, int key, int print, long value, boolean byPair, int afterSlot, boolean acquire,
+    private long tryFind(int bucket, long keyed, int key, long value, boolean byPair, int afterSlot, boolean acquire,
                          boolean object) {
         long head = table.laVersion(bucket);
-        if (table.turnsAway(bucket, head, table.filterMix(key))) {
+        if (table.turnsAway(bucket, head, table.filterMixOfHash(keyed))) {
             return acquire ? NO_ENTRY : CompactTable.versionOf(head);
         }
+        int print = table.fingerprintOfHash(keyed);
         int length = table.length(bucket);
-        int[] spill = null;
-        if (length > CompactTable.INLINE) {
-            spill = table.lpOverflow(bucket);
-            if (spill == null || length - CompactTable.INLINE > spill.length) {
-                return RETRY; // a stale or torn read: a writer was in the bucket
-            }
-        }
         if (CompactTable.locked(head)) { // length() is in [0, 2^slotBits) whatever was read: never negative
             return RETRY;
         }
+        int first = CompactTable.firstInline(length);
+        int[] spill = null;
         int from = length;
         if (afterSlot != 0) {
             for (int pos = length - 1; pos >= 0; pos--) {
-                if (table.slotOfRef(refAt(bucket, spill, pos)) == afterSlot) {
+                if (pos < first && spill == null && (spill = overflowCovering(bucket, first)) == null) {
+                    return RETRY;
+                }
+                if (table.slotOfRef(refAt(bucket, first, spill, pos)) == afterSlot) {
                     from = pos;
                     break;
                 }
             }
         }
         for (int pos = from - 1; pos >= 0; pos--) {
-            int ref = refAt(bucket, spill, pos);
+            if (pos < first && spill == null && (spill = overflowCovering(bucket, first)) == null) {
+                return RETRY;
+            }
+            int ref = refAt(bucket, first, spill, pos);
             if (table.fingerprintOfRef(ref) != print) {
                 continue;
             }
@@ -771,11 +784,23 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * An optimistic read's reference at {@code pos}: inline, or from the overflow array it loaded
-     * ({@code spill}, already checked to cover the length it read).
+     * An optimistic read's overflow array, loaded when its walk first gets below the chain's first
+     * inline position {@code first} (computed from the length it read): the array if it holds at
+     * least {@code first} references, else {@code null} (a stale or torn read: a writer was in the
+     * bucket; the caller retries). A reference taken from it is validated as any other.
      */
-    private int refAt(int bucket, int[] spill, int pos) {
-        return pos < CompactTable.INLINE ? table.inlineRef(bucket, pos) : spill[pos - CompactTable.INLINE];
+    private int[] overflowCovering(int bucket, int first) {
+        int[] spill = table.lpOverflow(bucket);
+        return spill != null && spill.length >= first ? spill : null;
+    }
+
+    /**
+     * An optimistic read's reference at {@code pos}: the record's inline reference
+     * {@code pos - first} from the chain's first inline position {@code first} up, below it
+     * {@code spill[pos]} (the array {@link #overflowCovering} gave, which holds {@code first}).
+     */
+    private int refAt(int bucket, int first, int[] spill, int pos) {
+        return pos >= first ? table.inlineRef(bucket, pos - first) : spill[pos];
     }
 
     /** Whether a slot's meta word (and value) show a live entry of the key, reusable or of the value. */
@@ -861,8 +886,9 @@ public final class CompactMbCache implements DedupCache {
      */
     public long deleteOrGetHandle(int key, long value) {
         ensureOpen();
-        int bucket = table.bucketOf(key);
-        int print = table.fingerprintOf(key);
+        long keyed = table.keyedHash(key);
+        int bucket = table.bucketOfHash(keyed);
+        int print = table.fingerprintOfHash(keyed);
         int freed = 0;
         long handle = NO_ENTRY;
         table.lock(bucket);

@@ -33,12 +33,19 @@ import java.util.Arrays;
  *       else (below).</li>
  *   <li>its <em>record</em>, eight {@code long}s in a record page (256 KiB): sixteen {@code int}s,
  *       the chain's length (its low {@code slotBits} bits; the bits above count the removals since
- *       the filters were last rebuilt, below), then the references of the chain's first 15 entries, oldest first. A
- *       reference is the slot index in its low {@code slotBits} bits and the key's fingerprint
- *       above. Positions 15 and up (the chain overflowed) live in an {@code int[]} of the
- *       bucket's ({@code overflow[b]}, 4 ints at first, doubled as needed, kept until close: a
- *       chain going up and down around 15 does not allocate each time). A record is 64 bytes,
- *       so it spans one or two cache lines (arrays are only 8-byte aligned by the JVM).</li>
+ *       the filters were last rebuilt, below), then the references of the chain's newest 15
+ *       entries, oldest first among them. A reference is the slot index in its low
+ *       {@code slotBits} bits and the key's fingerprint above. A longer chain keeps its oldest
+ *       {@code length - 15} entries, oldest first, in an {@code int[]} of the bucket's
+ *       ({@code overflow[b]}, 4 ints at first, doubled as needed, kept until close: a chain going
+ *       up and down around 15 does not allocate each time): chain position {@code pos} (0 the
+ *       oldest) is {@code overflow[b][pos]} below {@link #firstInline}{@code (length)}, and the
+ *       record's inline reference {@code pos - firstInline(length)} from there up. Lookups walk
+ *       newest first, so a hit in any of a chain's newest 15 reads the record and not the overflow
+ *       array (two more cache misses in a row at millions of entries: the directory's element, then
+ *       the array). Adding to a full record moves its oldest reference to the overflow array's end;
+ *       a removal moves at most one back ({@link #removeAt}). A record is 64 bytes, so it spans one
+ *       or two cache lines (arrays are only 8-byte aligned by the JVM).</li>
  * </ul>
  * No page is half of G1's smallest region (1 MiB) or more, so none is a humongous object.
  *
@@ -83,12 +90,20 @@ import java.util.Arrays;
  * the head word again); the lock CAS is an acquire, followed by a store-store fence, and the unlock
  * a release store, exactly as there. The version has 31 bits and wraps, with Buckets' bound (the
  * contract, section 5): a validation is fooled only if exactly a multiple of 2^31 critical sections
- * ran on the one bucket while the reader stalled between its two loads. An optimistic reader also
- * reads overflowed chains: it loads {@code overflow[b]} plainly and indexes it only below the
- * array's own length (a stale length or array makes it retry, never fault); a holder that replaces
- * the array does so after its odd version (the store-store fence), so a reader that saw the new
- * array, or any reference the holder wrote into either array, sees the version moved when it
- * validates, and one that saw the old array with an unchanged version read the chain as it was.
+ * ran on the one bucket while the reader stalled between its two loads. An optimistic reader
+ * computes the first inline position from the length it read, walks the record's inline
+ * references first, and loads {@code overflow[b]} (plainly) only when its walk gets below that
+ * position; it indexes the array only below the array's own length, and retries, never faults,
+ * where the array is {@code null} or too short for the length it read. The holder of the bit moves
+ * references between the record and the overflow array ({@link #addNewest} moves the record's
+ * oldest to the array, {@link #removeAt} the array's newest to the record, each shifting the
+ * others) and replaces the array with a larger copy ({@link #ensureRoom}), all within one critical
+ * section, after its odd version (the store-store fence). So a reader that read any reference the
+ * holder moved or wrote, into either the record or the array, or saw the new array, or the new
+ * length, sees the version moved when it validates (its acquire fence orders those loads before
+ * the head word's second load) and retries; one whose version validates read no store of any
+ * critical section after the one its first load saw published, so the length, the record and the
+ * array it read, however late it loaded the array, are the chain of that version.
  * The filters are stored opaquely (atomic 64-bit stores) inside the critical section; the head
  * word's is republished by the unlock's release store with the new version.
  *
@@ -137,7 +152,7 @@ final class CompactTable implements HotReferences.Host {
 
     /** Longs a bucket record takes: sixteen ints, the length and 15 inline references. */
     static final int RECORD_LONGS = 8;
-    /** Chain positions held in the record itself; the rest are in the bucket's overflow array. */
+    /** Chain positions held in the record itself, the newest; older ones are in the bucket's overflow array. */
     static final int INLINE = 15;
     /** Longs a bucket head takes: the head word and the wide filter. */
     private static final int HEAD_LONGS = 2;
@@ -239,19 +254,34 @@ final class CompactTable implements HotReferences.Host {
     // The keyed index (the same family and seed expansion as Buckets)
     // ---------------------------------------------------------------------------------------------
 
-    private long keyedHash(int key) {
+    /**
+     * The key's keyed hash {@code a * key + b mod 2^64}: its bucket ({@link #bucketOfHash}), its
+     * fingerprint ({@link #fingerprintOfHash}) and its filter bits ({@link #filterMixOfHash}) are
+     * all taken from it, so a lookup or a create computes it once and passes it on.
+     */
+    long keyedHash(int key) {
         return multiplier * (key & 0xFFFF_FFFFL) + increment;
     }
 
-    int bucketOf(int key) {
-        return (int) (((keyedHash(key) >>> 32) * buckets) >>> 32);
+    /** The bucket of a key, by its {@link #keyedHash}. */
+    int bucketOfHash(long hash) {
+        return (int) (((hash >>> 32) * buckets) >>> 32);
     }
 
-    /** The key's fingerprint, in place above the slot bits of a reference. */
-    int fingerprintOf(int key) {
-        long hash = keyedHash(key);
+    /** The bucket of a key ({@link #bucketOfHash} of its {@link #keyedHash}). */
+    int bucketOf(int key) {
+        return bucketOfHash(keyedHash(key));
+    }
+
+    /** The fingerprint of a key, by its {@link #keyedHash}: in place above the slot bits of a reference. */
+    int fingerprintOfHash(long hash) {
         int bits = (int) ((hash >>> 32) * buckets) ^ (int) hash;
         return bits & ~slotMask;
+    }
+
+    /** The key's fingerprint ({@link #fingerprintOfHash} of its {@link #keyedHash}). */
+    int fingerprintOf(int key) {
+        return fingerprintOfHash(keyedHash(key));
     }
 
     int fingerprintOfRef(int ref) {
@@ -271,7 +301,11 @@ final class CompactTable implements HotReferences.Host {
      * {@code j}.)
      */
     int filterMix(int key) {
-        long hash = keyedHash(key);
+        return filterMixOfHash(keyedHash(key));
+    }
+
+    /** The {@link #filterMix} of a key, by its {@link #keyedHash}. */
+    int filterMixOfHash(long hash) {
         return (int) (((hash ^ (hash >>> 32)) * FILTER_MULTIPLIER) >>> 32);
     }
 
@@ -392,7 +426,7 @@ final class CompactTable implements HotReferences.Host {
         return (b & BUCKET_PAGE_MASK) * RECORD_LONGS;
     }
 
-    /** Int {@code j} (0: length, 1-15: inline positions) of bucket {@code b}'s record. Plain. */
+    /** Int {@code j} (0: length, 1-15: the record's inline references, oldest first) of bucket {@code b}'s record. Plain. */
     private int lpInt(int b, int j) {
         long word = recordPage(b)[recordBase(b) + (j >>> 1)];
         return (int) (word >>> ((j & 1) << 5));
@@ -415,37 +449,45 @@ final class CompactTable implements HotReferences.Host {
         return lpInt(b, 0) & slotMask;
     }
 
-    /** The reference at chain position {@code pos} (0 oldest), {@code pos < length}. Bit held. */
-    int refAt(int b, int pos) {
-        return pos < INLINE ? lpInt(b, 1 + pos) : overflow[b][pos - INLINE];
+    /**
+     * The chain position of the record's first (oldest) inline reference in a chain of
+     * {@code length}: {@code max(0, length - INLINE)}. The positions below it, the chain's oldest,
+     * are in the overflow array at their own index; position {@code pos} at or above it is inline
+     * reference {@code pos - firstInline(length)}. Never negative, whatever length was read.
+     */
+    static int firstInline(int length) {
+        return Math.max(0, length - INLINE);
     }
 
-    /** An inline reference, {@code pos < INLINE}. Plain; optimistic readers validate. */
-    int inlineRef(int b, int pos) {
-        return lpInt(b, 1 + pos);
+    /** The reference at chain position {@code pos} (0 oldest), {@code pos < length}. Bit held. */
+    int refAt(int b, int pos) {
+        int first = firstInline(length(b));
+        return pos >= first ? lpInt(b, 1 + pos - first) : overflow[b][pos];
+    }
+
+    /**
+     * The record's inline reference {@code i} ({@code i < INLINE}; 0 the oldest of them, which is
+     * chain position {@link #firstInline} of the length). Plain; optimistic readers validate.
+     */
+    int inlineRef(int b, int i) {
+        return lpInt(b, 1 + i);
     }
 
     /**
      * The overflow array as an optimistic reader sees it (plain): possibly stale, possibly
-     * {@code null}, possibly shorter than the length it read. The reader indexes it only below its
-     * own length and validates.
+     * {@code null}, possibly shorter than the {@link #firstInline} of the length it read. The reader
+     * indexes it only below its own length and validates.
      */
     int[] lpOverflow(int b) {
         return overflow[b];
     }
 
-    private void setRefAt(int b, int pos, int ref) {
-        if (pos < INLINE) {
-            spInt(b, 1 + pos, ref);
-        } else {
-            overflow[b][pos - INLINE] = ref;
-        }
-    }
-
     /**
      * Makes room for one more reference in bucket {@code b}'s chain, allocating before anything
-     * changes (so a Throwable leaves the bucket as it was). Bit held. A larger array replaces the
-     * old one whole (a copy): an optimistic reader holding the old one reads it consistently.
+     * changes (so a Throwable leaves the bucket as it was): when the record is full, room in the
+     * overflow array for the record's oldest reference, which {@link #addNewest} moves there. Bit
+     * held. A larger array replaces the old one whole (a copy): an optimistic reader holding the old
+     * one reads it consistently.
      */
     void ensureRoom(int b) {
         int length = length(b);
@@ -462,12 +504,23 @@ final class CompactTable implements HotReferences.Host {
 
     /**
      * Appends a reference as the newest and adds its key, by the key's {@link #filterMix}, to the
-     * filters. Bit held, {@link #ensureRoom} done. The removals counted since the last rebuild stay.
+     * filters. Bit held, {@link #ensureRoom} done. A full record moves its oldest reference to the
+     * end of the overflow array (chain position {@code length - INLINE}, the overflow's newest) and
+     * its others one place down, and takes the new one last: fifteen moves, whatever the length.
+     * The removals counted since the last rebuild stay.
      */
     void addNewest(int b, int ref, int mix) {
         int word = lpInt(b, 0);
         int length = word & slotMask;
-        setRefAt(b, length, ref);
+        if (length < INLINE) {
+            spInt(b, 1 + length, ref);
+        } else {
+            overflow[b][length - INLINE] = lpInt(b, 1);
+            for (int j = 1; j < INLINE; j++) {
+                spInt(b, j, lpInt(b, j + 1));
+            }
+            spInt(b, INLINE, ref);
+        }
         spInt(b, 0, (word & ~slotMask) | (length + 1));
         addToFilters(b, mix);
     }
@@ -477,14 +530,38 @@ final class CompactTable implements HotReferences.Host {
      * removed key's bits (they still cover every key left), except on every {@link #rebuildEvery}-th
      * removal since the last rebuild, which rebuilds them from the keys left ({@link #refilter}), and
      * the removal that empties the chain, which clears them. Bit held.
+     *
+     * <p>The record keeps the newest {@code min(length, INLINE)}. In a chain that fits in it, the
+     * newer inline references move one place down over the removed one. In a longer one the first
+     * inline position ({@link #firstInline}) drops by one with the length, and the overflow array's
+     * index {@code first - 1} is vacated (zeroed): removed from the overflow array, the overflow's
+     * newer references move one place down over it and the record stays as it is (each of its
+     * references is one position lower, as is the first); removed from the record, the older inline
+     * references move one place up over it and the overflow's newest moves into the record's
+     * first. Either way at most fifteen moves in the record, and in the overflow array only those
+     * newer than the removed position.
      */
     void removeAt(int b, int pos) {
         int word = lpInt(b, 0);
         int left = (word & slotMask) - 1;
-        for (int i = pos; i < left; i++) {
-            setRefAt(b, i, refAt(b, i + 1));
+        int first = firstInline(left + 1);
+        if (first == 0) {
+            for (int i = pos; i < left; i++) {
+                spInt(b, 1 + i, lpInt(b, 2 + i));
+            }
+            spInt(b, 1 + left, 0);
+        } else {
+            int[] spill = overflow[b];
+            if (pos < first) {
+                System.arraycopy(spill, pos + 1, spill, pos, first - 1 - pos);
+            } else {
+                for (int i = pos - first; i > 0; i--) {
+                    spInt(b, 1 + i, lpInt(b, i));
+                }
+                spInt(b, 1, spill[first - 1]);
+            }
+            spill[first - 1] = 0;
         }
-        setRefAt(b, left, 0);
         int removals = (word >>> slotBits) + 1;
         if (left == 0) {
             spInt(b, 0, 0);

@@ -63,11 +63,13 @@ class CompactChainModelTest {
     @Test
     void everyStepLeavesExactlyTheModelsPairsFindableAndNoneTwice() {
         int configs = 0;
+        int crossings = 0;
         for (int bucketBits = 0; bucketBits <= 2; bucketBits++) {
             for (int chainCap : new int[] {1, 3, 16, 100_000}) {
                 for (boolean shrinking : new boolean[] {false, true}) {
                     for (long seed = 1; seed <= 2; seed++) {
-                        run(bucketBits, chainCap, shrinking, seed * 1000 + bucketBits * 100 + chainCap % 97 + (shrinking ? 7 : 0),
+                        crossings += run(bucketBits, chainCap, shrinking,
+                                seed * 1000 + bucketBits * 100 + chainCap % 97 + (shrinking ? 7 : 0),
                                 seed == 1 ? 1 << 14 : 1L << 28);
                         configs++;
                     }
@@ -75,9 +77,15 @@ class CompactChainModelTest {
             }
         }
         assertEquals(3 * 4 * 2 * 2, configs);
+        assertTrue(crossings >= 100, "chains crossed the record's " + CompactTable.INLINE + " inline references, up or down, "
+                + crossings + " times");
     }
 
-    private static void run(int bucketBits, int chainCap, boolean shrinking, long seed, long maxEntries) {
+    /**
+     * One random sequence; returns how many times a step moved the chain of its key's bucket across
+     * the record's inline references (from at most {@link CompactTable#INLINE} to more, or back).
+     */
+    private static int run(int bucketBits, int chainCap, boolean shrinking, long seed, long maxEntries) {
         Random random = new Random(seed);
         int keys = 3 + random.nextInt(40);
         int values = 1 + random.nextInt(6);
@@ -89,9 +97,11 @@ class CompactChainModelTest {
             Map<Long, Boolean> model = new HashMap<>();
             List<Long> held = new ArrayList<>();
             Map<Long, Integer> heldPairs = new HashMap<>();
+            int crossings = 0;
             for (int step = 0; step < 800; step++) {
                 String where = where0 + " step " + step;
                 int key = random.nextInt(keys) * 0x9E3779B1;
+                boolean wasInline = cache.chainLength(key) <= CompactTable.INLINE;
                 long value = random.nextInt(values);
                 long p = pair(key, value);
                 int op = random.nextInt(100);
@@ -168,6 +178,9 @@ class CompactChainModelTest {
                         assertEquals(model.get(e.getKey()), e.getValue(), where + " reusable flag");
                     }
                 }
+                if (wasInline != cache.chainLength(key) <= CompactTable.INLINE) {
+                    crossings++;
+                }
                 cache.checkChains();
                 // every cached pair is found by get, and every key's reusable ones by findFirst
                 for (Long q : now.keySet()) {
@@ -182,6 +195,7 @@ class CompactChainModelTest {
             for (long h : held) {
                 cache.release(h);
             }
+            return crossings;
         }
     }
 

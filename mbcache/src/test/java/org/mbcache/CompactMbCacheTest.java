@@ -13,6 +13,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -149,6 +150,51 @@ class CompactMbCacheTest {
             }
             assertEquals(20, cache.size());
             assertEquals(20, cache.shrink(Long.MAX_VALUE));
+        }
+    }
+
+    @Test
+    void lookupsWalkNewestFirstWhileRemovalsAtEveryPositionMoveEntriesAcrossTheRecord() {
+        try (CompactMbCache cache = cache(0, 1024)) {
+            List<Long> chain = new ArrayList<>(); // KEY's values, oldest first: the one-bucket chain
+            long next = 0;
+            for (int length = 2 * CompactTable.INLINE + 6; length >= 1; length--) {
+                while (chain.size() < length) {
+                    assertTrue(cache.create(KEY, next, true));
+                    chain.add(next++);
+                }
+                for (int pos = 0; pos < length; pos++) {
+                    String where = "length " + length + ", position " + pos;
+                    long value = chain.remove(pos);
+                    assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY, value), where);
+                    checkWalk(cache, chain, where + " removed");
+                    assertTrue(cache.create(KEY, next, true), where);
+                    chain.add(next++);
+                    checkWalk(cache, chain, where + " removed, then one created");
+                }
+                long newest = chain.remove(chain.size() - 1);
+                assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY, newest));
+            }
+        }
+    }
+
+    /**
+     * The chain's pairs, by findFirst/findNext (newest first, each step searching the chain for the
+     * entry it holds) and by get, are {@code chain}'s, and no other.
+     */
+    private static void checkWalk(CompactMbCache cache, List<Long> chain, String where) {
+        assertEquals(chain.size(), cache.chainLength(KEY), where);
+        List<Long> walk = new ArrayList<>();
+        for (long h = cache.findFirstHandle(KEY); h != CompactMbCache.NO_ENTRY; h = cache.findNextHandle(h)) {
+            walk.add(cache.value(h));
+        }
+        List<Long> newestFirst = new ArrayList<>(chain);
+        Collections.reverse(newestFirst);
+        assertEquals(newestFirst, walk, where + ": findFirst/findNext, newest first");
+        for (long value : chain) {
+            long h = cache.getHandle(KEY, value);
+            assertNotEquals(CompactMbCache.NO_ENTRY, h, where + ": get of " + value);
+            cache.release(h);
         }
     }
 

@@ -26,9 +26,18 @@ import org.mbcache.testing.Backend;
  * fillers (so the arrays grow twice: 4 to 6 to 9; see {@link PairLookupRace} for the fillers' key on each
  * backend); the other looks P up by {@code get} and by {@code findFirst}.
  *
+ * <p>The compact layout's chain is a record of the newest 15 references and an overflow array of the
+ * older ones, so its variant ({@link Compact}) starts at the record's edge instead: P, the oldest, and
+ * 14 fillers fill the record. Each of the six creates then moves the record's oldest reference to the
+ * overflow array and the others one place down (the first moves P itself there, into an array it
+ * allocates; the fifth copies the array into a bigger one), while the reader walks the record newest
+ * first, down to P's place, and follows it into the overflow array. A reader that read the record
+ * mid-move can step over P: its validation must catch that.
+ *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = creates that inserted (6); {@code r4} =
- * {@code size()} once everything is released (10), or -99 if the cache refused a release.
+ * {@code size()} once everything is released (10; 21 on the compact layout), or -99 if the cache refused a
+ * release.
  */
 @Outcome(id = "1, 1, 6, 10", expect = ACCEPTABLE, desc = "P found by both lookups while the chain grew.")
 @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while the chain's arrays grew.")
@@ -39,25 +48,32 @@ public final class LookupVsChainGrow {
     /** Fillers created before the race: with P, they fill the chain's first arrays. */
     private static final int BEFORE = 3;
 
+    /** Fillers created before the compact layout's race: with P, they fill the record's 15 references. */
+    private static final int BEFORE_COMPACT = 14;
+
     /** Fillers created during the race. */
     private static final int DURING = 6;
 
     private LookupVsChainGrow() {
     }
 
-    /** The steps of the race: P and three fillers are cached, and nobody holds any of them. */
+    /** The steps of the race: P and the fillers before are cached, and nobody holds any of them. */
     abstract static class Race extends PairLookupRace {
-        Race(Backend backend) {
+        private final int before;
+
+        /** Caches P, then {@code before} fillers after it, in a one-bucket cache of the backend. */
+        Race(Backend backend, int before) {
             super(backend);
+            this.before = before;
             cache.create(KEY, VALUE, true);
-            for (int i = 0; i < BEFORE; i++) {
+            for (int i = 0; i < before; i++) {
                 createFiller(i);
             }
         }
 
         void grow(IIII_Result r) {
             int inserted = 0;
-            for (int i = BEFORE; i < BEFORE + DURING; i++) {
+            for (int i = before; i < before + DURING; i++) {
                 if (createFiller(i)) {
                     inserted++;
                 }
@@ -73,7 +89,7 @@ public final class LookupVsChainGrow {
     public static class KernelPort extends Race {
         /** A one-bucket cache holding P and three fillers. */
         public KernelPort() {
-            super(Backend.MBCACHE_REQUEST_LIST);
+            super(Backend.MBCACHE_REQUEST_LIST, BEFORE);
         }
 
         /** Creates six fillers in P's bucket. */
@@ -95,17 +111,24 @@ public final class LookupVsChainGrow {
         }
     }
 
-    /** The race on the kernel port in the compact layout (slots in primitive pages, a clock for reclaim). */
+    /**
+     * The race on the kernel port in the compact layout (slots in primitive pages, a clock for
+     * reclaim), from a full record: the creates move P, then the fillers after it, into the overflow
+     * array.
+     */
     @JCStressTest
-    @JCStressMeta(LookupVsChainGrow.class)
+    @Outcome(id = "1, 1, 6, 21", expect = ACCEPTABLE, desc = "P found by both lookups while the creates moved it out of the record.")
+    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while creates moved the record's oldest to the overflow array.")
+    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while creates moved the record's oldest to the overflow array.")
+    @Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost create, or a wrong count.")
     @State
     public static class Compact extends Race {
-        /** A one-bucket cache holding P and three fillers. */
+        /** A one-bucket cache whose record is full: P, the oldest, and fourteen fillers. */
         public Compact() {
-            super(Backend.COMPACT);
+            super(Backend.COMPACT, BEFORE_COMPACT);
         }
 
-        /** Creates six fillers in P's bucket. */
+        /** Creates six fillers in P's bucket: each moves the record's oldest to the overflow array. */
         @Actor
         public void creator(IIII_Result r) {
             grow(r);
@@ -131,7 +154,7 @@ public final class LookupVsChainGrow {
     public static class AllocateFirst extends Race {
         /** A one-bucket cache holding P and three fillers. */
         public AllocateFirst() {
-            super(Backend.MBCACHE_ALLOCATE_FIRST);
+            super(Backend.MBCACHE_ALLOCATE_FIRST, BEFORE);
         }
 
         /** Creates six fillers in P's bucket. */
@@ -160,7 +183,7 @@ public final class LookupVsChainGrow {
     public static class Caffeine extends Race {
         /** A cache holding P and three fillers. */
         public Caffeine() {
-            super(Backend.CAFFEINE);
+            super(Backend.CAFFEINE, BEFORE);
         }
 
         /** Creates six fillers under P's key. */
