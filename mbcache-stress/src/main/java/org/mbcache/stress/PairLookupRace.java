@@ -58,9 +58,17 @@ abstract class PairLookupRace extends CacheRace {
      * oldest first: O = (the neighbours' key, {@code OTHER_VALUE}), then P, then four fillers.
      */
     void createShiftedChain() {
+        createShiftedChain(4);
+    }
+
+    /**
+     * Caches O = (the neighbours' key, {@code OTHER_VALUE}), then P, then {@code fillers} fillers,
+     * oldest first.
+     */
+    void createShiftedChain(int fillers) {
         cache.create(neighbourKey, OTHER_VALUE, true);
         cache.create(KEY, VALUE, true);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < fillers; i++) {
             createFiller(i);
         }
     }
@@ -71,7 +79,16 @@ abstract class PairLookupRace extends CacheRace {
      * @return 1 if O was handed back (somebody held it), 0 if it was deleted
      */
     int removeOldest() {
-        CacheEntry returned = cache.deleteOrGet(neighbourKey, OTHER_VALUE);
+        return removeNeighbour(OTHER_VALUE);
+    }
+
+    /**
+     * {@code deleteOrGet} of the neighbour (the neighbours' key, {@code value}): O, or a filler.
+     *
+     * @return 1 if it was handed back (somebody held it), 0 if it was deleted
+     */
+    int removeNeighbour(long value) {
+        CacheEntry returned = cache.deleteOrGet(neighbourKey, value);
         releaseIfHeld(returned);
         return found(returned);
     }
