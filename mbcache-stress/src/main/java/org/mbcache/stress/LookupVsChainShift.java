@@ -25,18 +25,18 @@ import org.mbcache.testing.Backend;
  * and every filler; the other looks P up by {@code get} and by {@code findFirst}.
  *
  * <p>The compact layout's chain is a record of the newest 15 references and an overflow array of the
- * older ones, which a removal changes in two ways besides the shift inside the record ({@link Compact}).
- * {@link CompactIntoRecord}: O, P and 15 fillers, so O and P are the overflow array's two entries,
- * P its newest; the removal of the newest filler moves the record's other 14 one place up and P from
- * the overflow array into the record's first place, under a reader that walks the record newest first
- * and then reads the overflow array, where P was. {@link CompactInOverflow}: O, P and 17 fillers, so
- * O, P and two fillers are in the overflow array; the removal of O moves P and the fillers above it
- * one place down within the array, under a reader that walks the record, then the array down to P.
+ * older ones, so a removal can move a reference from one to the other besides the shift inside the
+ * record ({@link Compact}). {@link CompactIntoRecord}: O, P and 15 fillers, so O and P are the
+ * overflow array's two entries, P its newest; the removal of the newest filler moves the record's
+ * other 14 one place up and P from the overflow array into the record's first place, under a reader
+ * that walks the record newest first and then reads the overflow array, where P was. (A removal
+ * inside the overflow array moves its references down in index order, lowest first, so a reader
+ * walking down cannot miss P there even unvalidated on x86; no race is kept for it.)
  *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = {@code deleteOrGet} of O (of the newest filler
- * in {@link CompactIntoRecord}) handed it back (1) or deleted it (0); {@code r4} = {@code size()} once everything is released (5; 16 and 18 in the compact
- * layout's overflow variants), or -99 if the cache refused a release.
+ * in {@link CompactIntoRecord}) handed it back (1) or deleted it (0); {@code r4} = {@code size()} once everything is released (5; 16 in
+ * {@link CompactIntoRecord}), or -99 if the cache refused a release.
  */
 @Outcome(id = "1, 1, 0, 5", expect = ACCEPTABLE, desc = "P found by both lookups, whenever the shift happened.")
 @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while a removal shifted the chain.")
@@ -46,9 +46,6 @@ public final class LookupVsChainShift {
 
     /** Fillers after P in {@link CompactIntoRecord}: a chain of 17, O and P in the overflow array. */
     private static final int INTO_RECORD_FILLERS = 15;
-
-    /** Fillers after P in {@link CompactInOverflow}: a chain of 19, O, P and two fillers in the overflow array. */
-    private static final int IN_OVERFLOW_FILLERS = 17;
 
     private LookupVsChainShift() {
     }
@@ -158,41 +155,6 @@ public final class LookupVsChainShift {
         @Actor
         public void remover(IIII_Result r) {
             removeNewest(r);
-        }
-
-        /** Looks P up by its pair, then by its key. */
-        @Actor
-        public void reader(IIII_Result r) {
-            lookUp(r);
-        }
-
-        /** Releases what the reader holds, counts the entries and closes the cache. */
-        @Arbiter
-        public void check(IIII_Result r) {
-            settle(r);
-        }
-    }
-
-    /**
-     * The compact layout's removal from the overflow array: O, P and two fillers are in it, and the
-     * removal of O moves P and the fillers one place down within it; the record stays as it is.
-     */
-    @JCStressTest
-    @Outcome(id = "1, 1, 0, 18", expect = ACCEPTABLE, desc = "P found by both lookups, whenever the overflow array shifted.")
-    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while a removal shifted the overflow array.")
-    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while a removal shifted the overflow array.")
-    @Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost entry, or a wrong count.")
-    @State
-    public static class CompactInOverflow extends Race {
-        /** A one-bucket cache holding O, P and seventeen fillers: O, P and two fillers in the overflow array. */
-        public CompactInOverflow() {
-            super(Backend.COMPACT, IN_OVERFLOW_FILLERS);
-        }
-
-        /** Deletes O, the oldest entry: P and the fillers above it in the overflow array move down. */
-        @Actor
-        public void remover(IIII_Result r) {
-            shift(r);
         }
 
         /** Looks P up by its pair, then by its key. */
