@@ -17,6 +17,9 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -196,6 +199,83 @@ class CompactMbCacheTest {
             assertNotEquals(CompactMbCache.NO_ENTRY, h, where + ": get of " + value);
             cache.release(h);
         }
+    }
+
+    /**
+     * The walk a lookup falls back to when its optimistic read meets a writer (find's walk under the
+     * bucket's bit, which a quiet cache never reaches): findFirst answers the newest, findNext the
+     * next older from the entry it is handed, and get every pair, in chains from one reference to
+     * past the record's 15, so across the record and into the overflow array.
+     */
+    @Test
+    void lookupsThatFindTheBucketLockedWalkItUnderTheBitNewestFirstIntoTheOverflowArray() throws Exception {
+        ExecutorService looker = Executors.newSingleThreadExecutor();
+        try (CompactMbCache cache = cache(0, 1024)) {
+            CompactTable table = tableOf(cache);
+            for (long length = 1; length <= 2 * CompactTable.INLINE + 6; length++) {
+                assertTrue(cache.create(KEY, length - 1, true)); // KEY's values 0 to length - 1, oldest first
+                String where = "length " + length;
+                long first = underTheBit(cache, table, looker, () -> 0, h -> cache.findFirstHandle(KEY));
+                assertEquals(length - 1, cache.value(first), where + ": findFirst, the newest");
+                cache.release(first);
+                for (long value = 0; value < length; value++) {
+                    long pair = value;
+                    long h = underTheBit(cache, table, looker, () -> 0, none -> cache.getHandle(KEY, pair));
+                    assertNotEquals(CompactMbCache.NO_ENTRY, h, where + ": get of " + value);
+                    cache.release(h);
+                    long next = underTheBit(cache, table, looker, () -> cache.getHandle(KEY, pair), cache::findNextHandle);
+                    assertEquals(value == 0 ? CompactMbCache.NO_ENTRY : value - 1,
+                            next == CompactMbCache.NO_ENTRY ? CompactMbCache.NO_ENTRY : cache.value(next),
+                            where + ": findNext of " + value + ", the next older");
+                    if (next != CompactMbCache.NO_ENTRY) {
+                        cache.release(next);
+                    }
+                }
+            }
+            assertEquals(2 * CompactTable.INLINE + 6, cache.size());
+            assertEquals(cache.size(), cache.shrink(Long.MAX_VALUE), "every reference taken was given back");
+        } finally {
+            looker.shutdownNow();
+        }
+    }
+
+    private static CompactTable tableOf(CompactMbCache cache) throws ReflectiveOperationException {
+        java.lang.reflect.Field field = CompactMbCache.class.getDeclaredField("table");
+        field.setAccessible(true);
+        return (CompactTable) field.get(cache);
+    }
+
+    /**
+     * The answer of {@code lookup} (on bucket 0 of a one-bucket cache nobody else uses) as the
+     * looker thread runs it while this thread holds the bucket's bit: its optimistic read meets an
+     * odd version, and it walks the chain under the bit itself. The version shows it did (this
+     * thread's critical section and the lookup's: two, four steps); a lookup that read only after
+     * the unlock, optimistically, is given back and tried again. Each try's {@code argument} is taken
+     * on this thread first (a findNext gives back the handle it is handed).
+     */
+    private static long underTheBit(CompactMbCache cache, CompactTable table, ExecutorService looker,
+                                    java.util.function.LongSupplier argument, java.util.function.LongUnaryOperator lookup)
+            throws Exception {
+        for (int attempt = 0; attempt < 1_000; attempt++) {
+            long handed = argument.getAsLong();
+            long before = CompactTable.versionOf(table.laVersion(0));
+            table.lock(0);
+            Future<Long> answer;
+            try {
+                answer = looker.submit(() -> lookup.applyAsLong(handed));
+                Thread.sleep(1); // the looker reads the odd version meanwhile, most times
+            } finally {
+                table.unlock(0);
+            }
+            long handle = answer.get();
+            if (((CompactTable.versionOf(table.laVersion(0)) - before) & 0xFFFF_FFFFL) == 4) {
+                return handle;
+            }
+            if (handle != CompactMbCache.NO_ENTRY) {
+                cache.release(handle);
+            }
+        }
+        throw new AssertionError("the lookup never found the bucket locked");
     }
 
     @Test
