@@ -39,6 +39,8 @@ import org.mbcache.examples.SharedBlockStore;
  *       idle gaps ({@link BurstyWriter});</li>
  *   <li>{@code snapshot [--sizes N,...] [BACKEND...]}: snapshot write and restore against creating
  *       the pairs ({@link SnapshotBench});</li>
+ *   <li>{@code layout [N]}: what a counted hit costs for each placement of a bucket and its slots
+ *       ({@link LayoutProbe}), in this JVM;</li>
  *   <li>{@code compare FIRST.json SECOND.json}: whether two main-job runs ({@code main-job.json}) agree;</li>
  *   <li>{@code scale [--sizes N,...] [--jvm-arg ARG]... [BACKEND...]}: memory, lookups, creates and GC by entry count
  *       ({@link ScaleBench}), one JVM per backend and size.</li>
@@ -84,6 +86,9 @@ public final class BenchMain {
             case "snapshot":
                 SnapshotBench.main(rest);
                 break;
+            case "layout":
+                LayoutProbe.main(rest);
+                break;
             case "example":
                 SharedBlockStore.main(rest);
                 break;
@@ -115,6 +120,7 @@ public final class BenchMain {
                 "       java -jar mbcache-bench.jar bursty [BACKEND...] [--warmup-ms MS] [--measure-ms MS]  bursts of new creates with idle gaps",
                 "       java -jar mbcache-bench.jar snapshot [--sizes 100000,10000000] [BACKEND...]  snapshot write/restore vs create, bytes a pair",
                 "       java -jar mbcache-bench.jar example           ext4's share-or-write pattern: blocks written, shared, cache stats",
+                "       java -jar mbcache-bench.jar layout [N]        a counted hit's cost by placement of bucket and slots (give -Xmx2g)",
                 "       java -jar mbcache-bench.jar compare FIRST.json SECOND.json  do two main-job runs (main-job.json) agree?",
                 "       java -jar mbcache-bench.jar scale [--sizes 100000,1000000] [--jvm-arg ARG]... [BACKEND...]  bytes/entry, hit, miss, churn, GC by size"));
     }

@@ -350,8 +350,6 @@ public final class ScaleBench {
      * the count alone costs at each size.
      */
     static final class FastutilCounted extends Fastutil {
-        private static final java.lang.invoke.VarHandle COUNT =
-                java.lang.invoke.MethodHandles.arrayElementVarHandle(long[].class);
         /** One count word per 16 bytes (a compact slot's size), {@code n} rounded up to a power of two of them. */
         final long[] counts;
         final int mask;
@@ -370,13 +368,7 @@ public final class ScaleBench {
                 return 0;
             }
             int at = (int) ((key * 0x9E37_79B9L) >>> 7 & mask) << 1;
-            long c;
-            do {
-                c = (long) COUNT.getVolatile(counts, at);
-            } while (!COUNT.compareAndSet(counts, at, c, c + 1));
-            do {
-                c = (long) COUNT.getVolatile(counts, at);
-            } while (!COUNT.compareAndSet(counts, at, c, c - 1));
+            LayoutProbe.countedHit(counts, at);
             return 1;
         }
     }

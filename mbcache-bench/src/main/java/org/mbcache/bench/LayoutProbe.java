@@ -1,0 +1,160 @@
+package org.mbcache.bench;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.SplittableRandom;
+
+/**
+ * {@code java -Xms2g -Xmx2g -XX:+AlwaysPreTouch -jar mbcache-bench.jar layout [N]}: what a counted
+ * hit costs for each way of placing a bucket and its slots in memory, before anyone builds the
+ * layout. Plain arrays sized as {@link org.mbcache.CompactMbCache}'s would be at {@code N} entries
+ * (default 10^7; 14 entries a bucket): 16-byte heads, 64-byte records, 16-byte slots. Each access
+ * pattern below is a hit's memory traffic and nothing else: the loads a lookup makes, then a
+ * reference taken and given back by CAS on the slot's word (as {@code findFirstHandle} +
+ * {@code release} do). One thread, {@code 2^20} random buckets a round, median of 7 rounds, every
+ * loaded value summed into a sink so that no load can be dropped:
+ * <ul>
+ *   <li>{@code one-line}: one random slot line, then the CAS: the counted floor, one miss;</li>
+ *   <li>{@code head+record, CAS in record}: two independent lines in two arrays, then the CAS on
+ *       the record's line;</li>
+ *   <li>{@code head+record -> slot} (the compact layout today): head and record together, then the
+ *       slot whose index the record holds, in another array;</li>
+ *   <li>{@code record -> slot, same page}: a record followed by its bucket's 16 slots in one array
+ *       (320 bytes a bucket), the slot picked by what the record holds: a dependent miss within the
+ *       page of the first;</li>
+ *   <li>{@code head+block, 5 lines}: the head, and the record and all four slot lines of such a
+ *       block loaded together before the CAS (no dependent load, more lines);</li>
+ *   <li>{@code two plain loads}: two independent lines and no CAS, as fastutil's lookup (the CAS
+ *       is what stops one lookup's misses from overlapping the next one's).</li>
+ * </ul>
+ * Times wander between runs and machines; read the ratios to {@code one-line} within one run.
+ */
+final class LayoutProbe {
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final int OPS = 1 << 20;
+    private static final int ROUNDS = 7;
+    /** Longs of a block: a record (8) and 16 slots of two longs. */
+    private static final int BLOCK_LONGS = 8 + 32;
+
+    private LayoutProbe() {}
+
+    private static long sink;
+
+    /**
+     * Runs the probe and prints its table.
+     *
+     * @param args {@code [N]}, the entries the arrays are sized for (default 10^7)
+     */
+    public static void main(String[] args) {
+        run(args.length > 0 ? Integer.parseInt(args[0]) : 10_000_000, System.out);
+    }
+
+    /** The probe at {@code n} entries, its table printed to {@code out}; {@code n} in [224, 10^8]. */
+    static void run(int n, java.io.PrintStream out) {
+        if (n < 16 * 14 || n > 100_000_000) {
+            throw new IllegalArgumentException("N must be in [224, 10^8], was " + n);
+        }
+        int buckets = n / 14;
+        SplittableRandom random = new SplittableRandom(42);
+        long[] heads = new long[buckets * 2];
+        long[] records = new long[buckets * 8];
+        long[] slots = new long[n * 2];
+        long[] blocks = new long[buckets * BLOCK_LONGS];
+        for (int i = 0; i < records.length; i++) {
+            records[i] = random.nextInt(n); // a slot index, as a record's reference holds one
+        }
+        for (int b = 0; b < buckets; b++) {
+            for (int j = 0; j < 8; j++) {
+                blocks[b * BLOCK_LONGS + j] = random.nextInt(16); // a position in the bucket's own block
+            }
+        }
+        int[] bucketOf = new int[OPS];
+        int[] slotOf = new int[OPS];
+        for (int i = 0; i < OPS; i++) {
+            bucketOf[i] = random.nextInt(buckets);
+            slotOf[i] = random.nextInt(n);
+        }
+        String[] names = {"one-line", "head+record, CAS in record", "head+record -> slot",
+            "record -> slot, same page", "head+block, 5 lines", "two plain loads"};
+        double[][] times = new double[names.length][ROUNDS];
+        for (int round = 0; round < ROUNDS; round++) {
+            for (int p = 0; p < names.length; p++) {
+                long t0 = System.nanoTime();
+                sink += pattern(p, heads, records, slots, blocks, bucketOf, slotOf);
+                times[p][round] = (System.nanoTime() - t0) / (double) OPS;
+            }
+        }
+        double floor = median(times[0]);
+        out.printf(Locale.ROOT, "layout probe, N=%,d (%,d buckets), ns/op, median of %d rounds of %d%n",
+                n, buckets, ROUNDS, OPS);
+        out.println("| pattern | ns/op | / one-line |");
+        out.println("| --- | ---: | ---: |");
+        for (int p = 0; p < names.length; p++) {
+            double t = median(times[p]);
+            out.printf(Locale.ROOT, "| %s | %.1f | %.2f |%n", names[p], t, t / floor);
+        }
+        out.println("sink " + sink);
+    }
+
+    private static long pattern(int p, long[] heads, long[] records, long[] slots, long[] blocks, int[] bucketOf,
+                                int[] slotOf) {
+        long sum = 0;
+        for (int i = 0; i < OPS; i++) {
+            int b = bucketOf[i];
+            switch (p) {
+                case 0:
+                    sum += countedHit(slots, 2 * slotOf[i] + 1);
+                    break;
+                case 1:
+                    sum += heads[2 * b] + countedHit(records, b * 8 + (i & 7));
+                    break;
+                case 2: {
+                    long head = heads[2 * b];
+                    int slot = (int) records[b * 8 + (i & 7)];
+                    sum += head + countedHit(slots, 2 * slot + 1);
+                    break;
+                }
+                case 3: {
+                    int base = b * BLOCK_LONGS;
+                    int pos = (int) blocks[base + (i & 7)];
+                    sum += countedHit(blocks, base + 8 + 2 * pos + 1);
+                    break;
+                }
+                case 4: {
+                    int base = b * BLOCK_LONGS;
+                    long lines = heads[2 * b] + blocks[base + 8] + blocks[base + 16] + blocks[base + 24]
+                            + blocks[base + 32];
+                    int pos = (int) (blocks[base + (i & 7)] + (lines & 1)) & 15;
+                    sum += countedHit(blocks, base + 8 + 2 * pos + 1);
+                    break;
+                }
+                default:
+                    sum += slots[2 * slotOf[i]] + records[b * 8];
+            }
+        }
+        return sum;
+    }
+
+    /**
+     * A reference taken and given back on the word at {@code at}, as a hit and its release do (two
+     * CAS loops); the word as the second CAS found it. Also {@code scale}'s {@code fastutil-counted}.
+     */
+    static long countedHit(long[] array, int at) {
+        long word;
+        do {
+            word = (long) LONGS.getVolatile(array, at);
+        } while (!LONGS.compareAndSet(array, at, word, word + 1));
+        do {
+            word = (long) LONGS.getVolatile(array, at);
+        } while (!LONGS.compareAndSet(array, at, word, word - 1));
+        return word;
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+}
