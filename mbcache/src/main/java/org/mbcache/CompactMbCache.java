@@ -745,7 +745,7 @@ public final class CompactMbCache implements DedupCache {
                 if (pos < first && spill == null && (spill = overflowCovering(bucket, first)) == null) {
                     return RETRY;
                 }
-                if (table.slotOfRef(refAt(bucket, first, spill, pos)) == afterSlot) {
+                if (table.slotOfRef(refAt(bucket, length, first, spill, pos)) == afterSlot) {
                     from = pos;
                     break;
                 }
@@ -755,7 +755,7 @@ public final class CompactMbCache implements DedupCache {
             if (pos < first && spill == null && (spill = overflowCovering(bucket, first)) == null) {
                 return RETRY;
             }
-            int ref = refAt(bucket, first, spill, pos);
+            int ref = refAt(bucket, length, first, spill, pos);
             if (table.fingerprintOfRef(ref) != print) {
                 continue;
             }
@@ -795,12 +795,13 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * An optimistic read's reference at {@code pos}: the record's inline reference
-     * {@code pos - first} from the chain's first inline position {@code first} up, below it
+     * An optimistic read's reference at {@code pos} of a chain of the {@code length} it read: the
+     * record's inline reference {@code length - 1 - pos} (0 the newest; below {@code INLINE}, as
+     * {@code pos >= first}) from the chain's first inline position {@code first} up, below it
      * {@code spill[pos]} (the array {@link #overflowCovering} gave, which holds {@code first}).
      */
-    private int refAt(int bucket, int first, int[] spill, int pos) {
-        return pos >= first ? table.inlineRef(bucket, pos - first) : spill[pos];
+    private int refAt(int bucket, int length, int first, int[] spill, int pos) {
+        return pos >= first ? table.inlineRef(bucket, length - 1 - pos) : spill[pos];
     }
 
     /** Whether a slot's meta word (and value) show a live entry of the key, reusable or of the value. */

@@ -34,18 +34,24 @@ import java.util.Arrays;
  *   <li>its <em>record</em>, eight {@code long}s in a record page (256 KiB): sixteen {@code int}s,
  *       the chain's length (its low {@code slotBits} bits; the bits above count the removals since
  *       the filters were last rebuilt, below), then the references of the chain's newest 15
- *       entries, oldest first among them. A reference is the slot index in its low
- *       {@code slotBits} bits and the key's fingerprint above. A longer chain keeps its oldest
- *       {@code length - 15} entries, oldest first, in an {@code int[]} of the bucket's
- *       ({@code overflow[b]}, 4 ints at first, doubled as needed, kept until close: a chain going
- *       up and down around 15 does not allocate each time): chain position {@code pos} (0 the
- *       oldest) is {@code overflow[b][pos]} below {@link #firstInline}{@code (length)}, and the
- *       record's inline reference {@code pos - firstInline(length)} from there up. Lookups walk
- *       newest first, so a hit in any of a chain's newest 15 reads the record and not the overflow
- *       array (two more cache misses in a row at millions of entries: the directory's element, then
- *       the array). Adding to a full record moves its oldest reference to the overflow array's end;
- *       a removal moves at most one back ({@link #removeAt}). A record is 64 bytes, so it spans one
- *       or two cache lines (arrays are only 8-byte aligned by the JVM).</li>
+ *       entries, <em>newest first</em>. A reference is the slot index in its low {@code slotBits}
+ *       bits and the key's fingerprint above. A longer chain keeps its oldest {@code length - 15}
+ *       entries, oldest first, in an {@code int[]} of the bucket's ({@code overflow[b]}, 4 ints at
+ *       first, doubled as needed, kept until close: a chain going up and down around 15 does not
+ *       allocate each time): chain position {@code pos} (0 the oldest) is
+ *       {@code overflow[b][pos]} below {@link #firstInline}{@code (length)}, and the record's
+ *       inline reference {@code length - 1 - pos} from there up (inline reference 0, the newest,
+ *       shares the record's first {@code long} with the length). Lookups walk newest first, so a
+ *       hit in any of a chain's newest 15 reads the record and not the overflow array (two more
+ *       cache misses in a row at millions of entries: the directory's element, then the array).
+ *       A record is 64 bytes, so it spans one or two cache lines (arrays are only 8-byte aligned
+ *       by the JVM: 7 record pages in 8 start their records off a line boundary). Newest first,
+ *       the walk's first references are in the length's line at addresses that do not depend on
+ *       the length read, so a hit on a chain's newer entries waits for one line of the record;
+ *       oldest first it read the length and then, at an address computed from it, the record's
+ *       far end, two misses in a row. Adding moves every inline reference one place up (the
+ *       record's oldest, when it is full, to the overflow array's end); a removal moves at most
+ *       one back ({@link #removeAt}).</li>
  * </ul>
  * No page is half of G1's smallest region (1 MiB) or more, so none is a humongous object.
  *
@@ -426,7 +432,7 @@ final class CompactTable implements HotReferences.Host {
         return (b & BUCKET_PAGE_MASK) * RECORD_LONGS;
     }
 
-    /** Int {@code j} (0: length, 1-15: the record's inline references, oldest first) of bucket {@code b}'s record. Plain. */
+    /** Int {@code j} (0: length, 1-15: the record's inline references, newest first) of bucket {@code b}'s record. Plain. */
     private int lpInt(int b, int j) {
         long word = recordPage(b)[recordBase(b) + (j >>> 1)];
         return (int) (word >>> ((j & 1) << 5));
@@ -450,10 +456,10 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
-     * The chain position of the record's first (oldest) inline reference in a chain of
-     * {@code length}: {@code max(0, length - INLINE)}. The positions below it, the chain's oldest,
-     * are in the overflow array at their own index; position {@code pos} at or above it is inline
-     * reference {@code pos - firstInline(length)}. Never negative, whatever length was read.
+     * The chain position of the record's oldest inline reference in a chain of {@code length}:
+     * {@code max(0, length - INLINE)}. The positions below it, the chain's oldest, are in the
+     * overflow array at their own index; position {@code pos} at or above it is inline reference
+     * {@code length - 1 - pos} ({@link #inlineRef}). Never negative, whatever length was read.
      */
     static int firstInline(int length) {
         return Math.max(0, length - INLINE);
@@ -461,13 +467,14 @@ final class CompactTable implements HotReferences.Host {
 
     /** The reference at chain position {@code pos} (0 oldest), {@code pos < length}. Bit held. */
     int refAt(int b, int pos) {
-        int first = firstInline(length(b));
-        return pos >= first ? lpInt(b, 1 + pos - first) : overflow[b][pos];
+        int length = length(b);
+        return pos >= firstInline(length) ? lpInt(b, length - pos) : overflow[b][pos];
     }
 
     /**
-     * The record's inline reference {@code i} ({@code i < INLINE}; 0 the oldest of them, which is
-     * chain position {@link #firstInline} of the length). Plain; optimistic readers validate.
+     * The record's inline reference {@code i} ({@code i < INLINE}; 0 the newest, which is chain
+     * position {@code length - 1}; {@code i} is chain position {@code length - 1 - i}). Plain;
+     * optimistic readers validate.
      */
     int inlineRef(int b, int i) {
         return lpInt(b, 1 + i);
@@ -504,24 +511,26 @@ final class CompactTable implements HotReferences.Host {
 
     /**
      * Appends a reference as the newest and adds its key, by the key's {@link #filterMix}, to the
-     * filters. Bit held, {@link #ensureRoom} done. A full record moves its oldest reference to the
-     * end of the overflow array (chain position {@code length - INLINE}, the overflow's newest) and
-     * its others one place down, and takes the new one last: fifteen moves, whatever the length.
-     * The removals counted since the last rebuild stay.
+     * filters. Bit held, {@link #ensureRoom} done. A full record first moves its oldest inline
+     * reference (the last) to the end of the overflow array (chain position {@code length - INLINE},
+     * the overflow's newest). Then every inline reference moves one place up, the last falling off
+     * the record's end (moved, or zero past a shorter chain), and the new one becomes the first:
+     * the record's eight longs each shifted by one int, whatever the length. The removals counted
+     * since the last rebuild stay.
      */
     void addNewest(int b, int ref, int mix) {
-        int word = lpInt(b, 0);
-        int length = word & slotMask;
-        if (length < INLINE) {
-            spInt(b, 1 + length, ref);
-        } else {
-            overflow[b][length - INLINE] = lpInt(b, 1);
-            for (int j = 1; j < INLINE; j++) {
-                spInt(b, j, lpInt(b, j + 1));
-            }
-            spInt(b, INLINE, ref);
+        long[] page = recordPage(b);
+        int base = recordBase(b);
+        long lengthWord = page[base];
+        int length = (int) lengthWord & slotMask;
+        if (length >= INLINE) {
+            overflow[b][length - INLINE] = (int) (page[base + RECORD_LONGS - 1] >>> 32);
         }
-        spInt(b, 0, (word & ~slotMask) | (length + 1));
+        for (int w = RECORD_LONGS - 1; w > 0; w--) {
+            page[base + w] = page[base + w] << 32 | page[base + w - 1] >>> 32;
+        }
+        int word = (int) lengthWord;
+        page[base] = (ref & 0xFFFF_FFFFL) << 32 | (((word & ~slotMask) | (length + 1)) & 0xFFFF_FFFFL);
         addToFilters(b, mix);
     }
 
@@ -531,35 +540,31 @@ final class CompactTable implements HotReferences.Host {
      * removal since the last rebuild, which rebuilds them from the keys left ({@link #refilter}), and
      * the removal that empties the chain, which clears them. Bit held.
      *
-     * <p>The record keeps the newest {@code min(length, INLINE)}. In a chain that fits in it, the
-     * newer inline references move one place down over the removed one. In a longer one the first
-     * inline position ({@link #firstInline}) drops by one with the length, and the overflow array's
-     * index {@code first - 1} is vacated (zeroed): removed from the overflow array, the overflow's
-     * newer references move one place down over it and the record stays as it is (each of its
-     * references is one position lower, as is the first); removed from the record, the older inline
-     * references move one place up over it and the overflow's newest moves into the record's
-     * first. Either way at most fifteen moves in the record, and in the overflow array only those
-     * newer than the removed position.
+     * <p>The record keeps the newest {@code min(length, INLINE)}, newest first. Removed from the
+     * record (inline reference {@code i = length - 1 - pos}), the older inline references move one
+     * place down over it and the record's last place takes the overflow's newest, in a chain longer
+     * than the record (whose overflow array's index {@code first - 1} is then vacated), or zero.
+     * Removed from the overflow array, the overflow's newer references move one place down over it
+     * and the record stays as it is (each of its references is one position lower, as is the first
+     * inline position {@link #firstInline}, and its inline index is the same). Either way at most
+     * fifteen moves in the record, and in the overflow array only those newer than the removed
+     * position.
      */
     void removeAt(int b, int pos) {
         int word = lpInt(b, 0);
-        int left = (word & slotMask) - 1;
-        int first = firstInline(left + 1);
-        if (first == 0) {
-            for (int i = pos; i < left; i++) {
-                spInt(b, 1 + i, lpInt(b, 2 + i));
-            }
-            spInt(b, 1 + left, 0);
+        int length = word & slotMask;
+        int left = length - 1;
+        int first = firstInline(length);
+        int[] spill = first == 0 ? null : overflow[b];
+        if (pos < first) {
+            System.arraycopy(spill, pos + 1, spill, pos, first - 1 - pos);
         } else {
-            int[] spill = overflow[b];
-            if (pos < first) {
-                System.arraycopy(spill, pos + 1, spill, pos, first - 1 - pos);
-            } else {
-                for (int i = pos - first; i > 0; i--) {
-                    spInt(b, 1 + i, lpInt(b, i));
-                }
-                spInt(b, 1, spill[first - 1]);
+            for (int j = 1 + length - 1 - pos; j < INLINE; j++) {
+                spInt(b, j, lpInt(b, j + 1));
             }
+            spInt(b, INLINE, spill == null ? 0 : spill[first - 1]);
+        }
+        if (spill != null) {
             spill[first - 1] = 0;
         }
         int removals = (word >>> slotBits) + 1;

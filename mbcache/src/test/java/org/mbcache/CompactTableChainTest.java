@@ -125,7 +125,7 @@ class CompactTableChainTest {
     }
 
     @Test
-    void theRecordHoldsTheNewestFifteenOldestFirstAndTheOverflowArrayTheOlderOnes() {
+    void theRecordHoldsTheNewestFifteenNewestFirstAndTheOverflowArrayTheOlderOnes() {
         Random random = new Random(42);
         CompactTable table = table();
         List<Integer> chain = new ArrayList<>();
@@ -139,7 +139,7 @@ class CompactTableChainTest {
             int first = Math.max(0, length - INLINE);
             assertEquals(first, CompactTable.firstInline(length));
             for (int i = 0; i < INLINE; i++) {
-                int expected = first + i < length ? chain.get(first + i) : 0;
+                int expected = i < length ? chain.get(length - 1 - i) : 0;
                 int index = i;
                 assertEquals(expected, table.inlineRef(0, i),
                         () -> "length " + length + ": inline reference " + index + " (zero past the chain)");
