@@ -258,6 +258,14 @@ public final class CompactMbCache implements DedupCache {
      */
     @SuppressWarnings("unused")
     private long lookaheadSink;
+    /**
+     * What {@link #consume} compares a create's {@link CompactTable#touchChain} sum with: a value
+     * the sum almost never equals, set once. A plain field that is read, and written only when the
+     * sum happens to equal it (about once in 2^64 creates; a racy write then changes nothing that
+     * matters), so that the compiler keeps the loads without a store per create that every
+     * creating thread would contend on (the blackhole of JMH, in one comparison).
+     */
+    private long touchSentinel = System.nanoTime() | 1L << 62;
     private volatile boolean closed;
     private volatile boolean tornDown;
     // Reclaim statistics, written under the reclaim lock.
@@ -446,6 +454,9 @@ public final class CompactMbCache implements DedupCache {
             statistics.add(DUPLICATES_REFUSED, 1);
             return false;
         }
+        // Before the free list's CAS and the bit's: the chain's misses overlap one another, and,
+        // issued while the branch above waits for the head's line, that miss too (see touchChain).
+        consume(table.touchChain(bucket));
         int slot = restore ? table.allocate() : allocateSlot();
         if (slot == 0) { // a restore reclaims nothing: with every slot in use, the pair is skipped
             return false;
@@ -489,6 +500,13 @@ public final class CompactMbCache implements DedupCache {
      */
     private boolean createForRestore(int key, long value, boolean reusable) {
         return createPair(key, value, reusable, true);
+    }
+
+    /** Keeps the loads whose sum is {@code touched} (see {@link #touchSentinel}). */
+    private void consume(long touched) {
+        if (touched == touchSentinel) {
+            touchSentinel = touched + 1;
+        }
     }
 
     /** A free slot, reclaiming synchronously first if every slot is in use. */

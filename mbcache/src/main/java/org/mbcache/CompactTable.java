@@ -685,7 +685,7 @@ final class CompactTable implements HotReferences.Host {
     /**
      * Loads, and only loads, the bucket lines that claiming slots {@code [from, to)} will need: for
      * each slot whose meta word shows a claimable pair (one reference, the cache's; not
-     * referenced), its bucket's head word and the first and last long of its record. The loads are
+     * referenced), its bucket's head word and its chain's lines ({@link #touchChain}). The loads are
      * independent of one another, so the processor overlaps their cache misses; the claims that
      * follow, each behind a locked instruction that would wait for its own misses one after the
      * other, then find these lines in the cache. Plain racy loads whose values mean nothing: the
@@ -703,12 +703,30 @@ final class CompactTable implements HotReferences.Host {
             long meta = page[valueIndex(slot) + 1];
             if (((int) meta & (COUNT_MASK | REFERENCED)) == 1) {
                 int b = bucketOf((int) (meta >>> 32));
-                long[] record = recordPage(b);
-                int base = recordBase(b);
-                sum += headPage(b)[headIndex(b)] + record[base] + record[base + RECORD_LONGS - 1];
+                sum += headPage(b)[headIndex(b)] + touchChain(b);
             }
         }
         return sum;
+    }
+
+    /**
+     * Loads, and only loads, the lines of bucket {@code b}'s chain that a critical section on it
+     * reads: the first and last long of its record (a record spans one or two lines) and, if the
+     * bucket has an overflow array, the array's first line (its length and oldest references; a
+     * claim walks the chain from the oldest) after its element of {@code overflow}. Loaded before
+     * the lock bit's CAS, which waits for every load before it, these misses overlap one another
+     * and whatever else is in flight; loaded after it, by the critical section, they would come one
+     * after the other. Plain racy loads whose values mean nothing (an array replaced meanwhile is
+     * as good as any: the section reads the bucket again under the bit). Never faults.
+     *
+     * @return a sum of the words loaded, to be consumed by the caller
+     */
+    long touchChain(int b) {
+        long[] record = recordPage(b);
+        int base = recordBase(b);
+        long sum = record[base] + record[base + RECORD_LONGS - 1];
+        int[] spill = overflow[b];
+        return spill == null ? sum : sum + spill.length;
     }
 
     /**
