@@ -117,8 +117,9 @@ public final class CompactMbCache implements DedupCache {
      *
      * 1. A slot leaves its chain and becomes free only in a critical section of its bucket (the
      *    claim, count 1 to 0, and the unhashing in one critical section), and is pushed onto the free
-     *    list only after that. A slot becomes live (count from 0 to 1, with the generation advanced)
-     *    only in a critical section of the bucket it is hashed into, in the same section. So a slot
+     *    list only after that, its generation advanced as it is pushed (CompactTable.free). A slot
+     *    becomes live (count from 0 to 1, with that generation) only in a critical section of the
+     *    bucket it is hashed into, in the same section. So a slot
      *    in a chain at version v (even) held the same pair for as long as the version stayed v.
      * 2. An optimistic lookup reads the version (acquire; odd: retry locked), then a reference, then
      *    the slot's meta word (volatile), checks key, count above zero and the flag or value it looks
@@ -561,7 +562,7 @@ public final class CompactMbCache implements DedupCache {
             }
             long[] page = table.slotPage(slot);
             int at = table.valueIndex(slot);
-            int generation = (generation(lvMeta(page, at)) + 1) & GENERATION_MASK;
+            int generation = generation(lvMeta(page, at)); // advanced when the slot was freed (CompactTable.free)
             page[at] = value;
             // The generation as a long: shifted as an int, its top bit would sign-extend over the key.
             CompactTable.soMeta(page, at, ((long) key << 32)
@@ -1065,10 +1066,12 @@ public final class CompactMbCache implements DedupCache {
 
     /**
      * Whether {@code meta}, the word of {@code handle}'s slot, shows that nobody can hold the handle:
-     * the slot went to another pair (another generation), or its pair is gone (count 0) while the
-     * cache is open. A held pair's count is at least 2 (the cache's reference and the holder's) until
-     * {@code close()} drops every reference, so an open cache's count of 0 means a released handle
-     * whose slot is free or freed; after close the words of held pairs stay as they were.
+     * the slot was freed or went to another pair (another generation: {@code free} advances it), or
+     * its pair is gone (count 0, claimed and not yet freed) while the cache is open. A held pair's
+     * count is at least 2 (the cache's reference and the holder's) until {@code close()} drops every
+     * reference, so an open cache's count of 0 means a released handle whose pair left; after close
+     * the words of held pairs stay as they were, with count 0 and their generation, and those of
+     * the slots freed before it show the next generation.
      */
     private boolean isStale(long meta, long handle) {
         return generation(meta) != generationOf(handle) || (count(meta) == 0 && !closed);

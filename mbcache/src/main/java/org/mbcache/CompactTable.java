@@ -774,19 +774,30 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
-     * Puts a slot whose count is zero on the free list. Allocation-free: the link goes into the slot's
-     * value word (plain; published by the CAS), and its handle object, if any, is forgotten.
+     * Puts a slot whose count is zero on the free list. Allocation-free: the slot's generation
+     * advances first (so a handle of the pair that left is stale by its generation from here on,
+     * whether or not the cache is closed later, and its next pair is made live with this generation),
+     * the link goes into the slot's value word (a release store, after the generation's: a racing
+     * {@code value(handle)} that reads the link, whose acquire fence orders that load before its
+     * load of the meta word, sees the new generation and throws; the link itself is published to
+     * the free list by the CAS), and its handle object, if any, is forgotten. The meta word's store
+     * is a release too (atomic, and after the claim that zeroed the count): nobody else writes a
+     * word whose count is zero (every CAS loop but the claim refuses it, and the claim needs count
+     * one).
      */
     void free(int slot) {
         long[] page = slotPage(slot);
         int at = valueIndex(slot);
+        long meta = (long) LONGS.getVolatile(page, at + 1);
+        long generation = (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
+        soMeta(page, at, (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation);
         Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, slot >>> slotPageBits);
         if (handles != null) {
             OBJECTS.setRelease(handles, slot & slotPageMask, null);
         }
         for (;;) {
             long head = (long) FREE_HEAD.getVolatile(this);
-            page[at] = (int) head;
+            LONGS.setRelease(page, at, (long) (int) head);
             if (FREE_HEAD.compareAndSet(this, head, ((head >>> 32) + 1) << 32 | slot)) {
                 return;
             }

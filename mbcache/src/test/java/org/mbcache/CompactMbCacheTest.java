@@ -107,6 +107,27 @@ class CompactMbCacheTest {
     }
 
     @Test
+    void aReleasedHandleWhosePairLeftBeforeCloseStaysStaleAfterIt() {
+        CompactMbCache cache = cache(0, 1024);
+        cache.create(KEY, 555, true);
+        cache.create(KEY + 1, 666, true);
+        cache.create(KEY + 2, 777, true);
+        long first = cache.getHandle(KEY, 555);
+        long second = cache.getHandle(KEY + 1, 666);
+        long held = cache.getHandle(KEY + 2, 777);
+        cache.release(first);
+        cache.release(second);
+        assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY, 555));
+        assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY + 1, 666)); // its value word: the free list's link
+        cache.close();
+        assertThrows(IllegalStateException.class, () -> cache.value(second));
+        assertThrows(IllegalStateException.class, () -> cache.key(second));
+        assertFalse(cache.reusable(second));
+        assertEquals(777, cache.value(held), "a pair held across close stays readable");
+        assertEquals(KEY + 2, cache.key(held));
+    }
+
+    @Test
     void theEntryObjectOfAReusedSlotIsANewOne() {
         try (CompactMbCache cache = cache(0, 1024)) {
             cache.create(KEY, 1, true);
