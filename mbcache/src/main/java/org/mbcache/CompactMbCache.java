@@ -117,7 +117,11 @@ public final class CompactMbCache implements DedupCache {
      *
      * 1. A slot leaves its chain and becomes free only in a critical section of its bucket (the
      *    claim, count 1 to 0, and the unhashing in one critical section), and is pushed onto the free
-     *    list only after that, its generation advanced as it is pushed (CompactTable.free). A slot
+     *    list only after that, its generation advanced as it is pushed (CompactTable.free; a slot a
+     *    create took and puts back unused, CompactTable.freeUnused, keeps its generation, so the
+     *    generation counts the pairs a slot held). deleteOrGet frees inside its critical section:
+     *    close() takes every bucket's bit, so once it has returned, a handle of a pair deleted
+     *    before it reads stale (DeleteVsClose). A slot
      *    becomes live (count from 0 to 1, with that generation) only in a critical section of the
      *    bucket it is hashed into, in the same section. So a slot
      *    in a chain at version v (even) held the same pair for as long as the version stayed v.
@@ -145,7 +149,7 @@ public final class CompactMbCache implements DedupCache {
      *    the new occupant as a double release does in MbCache).
      *
      * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,
-     * StaleHandleVsSlotReuse) exercise steps 2-4 with two actors and an arbiter; the soak and
+     * StaleHandleVsSlotReuse, DeleteVsClose) exercise steps 2-4 with two actors and an arbiter; the soak and
      * CompactMbCacheTest's random-operation tests reuse slots past the generation's 12 bits.
      *
      * Memory ordering. A new pair's value is a plain store and its meta word a release store
@@ -466,16 +470,16 @@ public final class CompactMbCache implements DedupCache {
         try {
             outcome = hash(bucket, keyed, key, value, reusable, slot, seen, restore);
         } catch (Throwable failure) { // the overflow array's allocation, or close(): the slot goes back
-            table.free(slot);
+            table.freeUnused(slot);
             throw failure;
         }
         if (outcome == ALREADY_CACHED) {
-            table.free(slot);
+            table.freeUnused(slot);
             statistics.add(DUPLICATES_REFUSED, 1);
             return false;
         }
         if (outcome == CHAIN_FULL) {
-            table.free(slot);
+            table.freeUnused(slot);
             return false;
         }
         statistics.add(CREATES, 1);
@@ -922,6 +926,10 @@ public final class CompactMbCache implements DedupCache {
             int at = table.valueIndex(slot);
             if (tryClaim(slot, page, at, lvMeta(page, at))) {
                 table.removeAt(bucket, pos);
+                // Freed under the bit: a close() that returns after this found the chain without
+                // the pair, so it has to take the bit after this, and a handle of the pair reads
+                // stale (its generation moved) after the close as before it.
+                table.free(slot);
                 freed = slot;
             } else {
                 handle = tryAcquireMatching(page, slot, key, value, true);
@@ -933,7 +941,6 @@ public final class CompactMbCache implements DedupCache {
             table.unlock(bucket);
         }
         if (freed != 0) {
-            table.free(freed);
             entryCount.add(-1);
             statistics.add(DELETES, 1);
         }

@@ -774,16 +774,13 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
-     * Puts a slot whose count is zero on the free list. Allocation-free: the slot's generation
-     * advances first (so a handle of the pair that left is stale by its generation from here on,
-     * whether or not the cache is closed later, and its next pair is made live with this generation),
-     * the link goes into the slot's value word (a release store, after the generation's: a racing
-     * {@code value(handle)} that reads the link, whose acquire fence orders that load before its
-     * load of the meta word, sees the new generation and throws; the link itself is published to
-     * the free list by the CAS), and its handle object, if any, is forgotten. The meta word's store
-     * is a release too (atomic, and after the claim that zeroed the count): nobody else writes a
-     * word whose count is zero (every CAS loop but the claim refuses it, and the claim needs count
-     * one).
+     * Puts the slot of a pair that left the cache (claimed, count zero, and unhashed) on the free
+     * list, its generation advanced first: a handle of that pair is stale by its generation from
+     * here on, whether or not the cache is closed later, and the slot's next pair goes live with
+     * this generation. So the generation counts the pairs a slot held, and a stale handle is taken
+     * for a new occupant's only after 4,096 of them. The meta word's store is a release (atomic, and
+     * after the claim that zeroed the count): nobody else writes a word whose count is zero (every
+     * CAS loop but the claim refuses it, and the claim needs count one). Allocation-free.
      */
     void free(int slot) {
         long[] page = slotPage(slot);
@@ -791,6 +788,26 @@ final class CompactTable implements HotReferences.Host {
         long meta = (long) LONGS.getVolatile(page, at + 1);
         long generation = (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
         soMeta(page, at, (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation);
+        push(slot, page, at);
+    }
+
+    /**
+     * Puts back a slot that {@link #allocate} handed out and that never went live (its create found
+     * the pair cached, or the chain full, or failed), its word as it was: no pair held it, so its
+     * generation stays. Allocation-free.
+     */
+    void freeUnused(int slot) {
+        push(slot, slotPage(slot), valueIndex(slot));
+    }
+
+    /**
+     * Pushes a slot whose count is zero onto the free list: the link goes into the slot's value word
+     * (a release store, after {@link #free}'s generation: a racing {@code value(handle)} that reads
+     * the link, whose acquire fence orders that load before its load of the meta word, sees the new
+     * generation and throws; the link itself is published to the free list by the CAS), and the
+     * slot's handle object, if any, is forgotten.
+     */
+    private void push(int slot, long[] page, int at) {
         Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, slot >>> slotPageBits);
         if (handles != null) {
             OBJECTS.setRelease(handles, slot & slotPageMask, null);

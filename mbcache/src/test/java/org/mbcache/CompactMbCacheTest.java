@@ -128,6 +128,54 @@ class CompactMbCacheTest {
     }
 
     @Test
+    void aSlotPutBackUnusedKeepsItsGenerationSoAStaleHandleStaysStaleAcrossItsNextPair() throws IOException {
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(1).maxEntries(1 << 14).chainCap(2)
+                .executor(Runnable::run).memoryPressureReclaim(false).hashSeed(42).build()) {
+            int key = keyInBucket(cache, 0);
+            int full = keyInBucket(cache, 1);
+            cache.create(full, 1, true);
+            cache.create(full, 2, true); // bucket 1 at its cap: a restore skips every pair of it
+            cache.create(key, 555, true);
+            long stale = cache.getHandle(key, 555);
+            cache.release(stale);
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(key, 555)); // its slot tops the free list
+            // 4,095 restored pairs that each take that slot and put it back unused
+            assertEquals(0, cache.readSnapshot(new ByteArrayInputStream(snapshotOfOneKey(full, 4_095))));
+            assertTrue(cache.create(key, 777, true)); // the slot's one next pair
+            long holder = cache.getHandle(key, 777);
+            assertEquals((int) stale, (int) holder, "the slot was reused");
+            assertThrows(IllegalStateException.class, () -> cache.value(stale));
+            assertThrows(IllegalStateException.class, () -> cache.release(stale));
+            cache.release(holder); // the stale release took nothing from it
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(key, 777));
+        }
+    }
+
+    private static int keyInBucket(CompactMbCache cache, int bucket) {
+        for (int key = 1; ; key++) {
+            if (cache.bucketOf(key) == bucket) {
+                return key;
+            }
+        }
+    }
+
+    /** A snapshot of {@code pairs} pairs {@code (key, 100 + i)}. */
+    private static byte[] snapshotOfOneKey(int key, int pairs) throws IOException {
+        int[] written = {0};
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Snapshots.write(out, (keys, values, flags, from, max) -> {
+            int n = Math.min(max, pairs - written[0]);
+            for (int i = 0; i < n; i++, written[0]++) {
+                keys[from + i] = key;
+                values[from + i] = 100 + written[0];
+                flags[from + i] = 0;
+            }
+            return n;
+        });
+        return out.toByteArray();
+    }
+
+    @Test
     void theEntryObjectOfAReusedSlotIsANewOne() {
         try (CompactMbCache cache = cache(0, 1024)) {
             cache.create(KEY, 1, true);
