@@ -373,7 +373,10 @@ class CompactMbCacheTest {
     @Test
     void backgroundReclaimContinuesUntilTheCountIsAtTheBound() {
         java.util.ArrayDeque<Runnable> queued = new java.util.ArrayDeque<>();
-        CompactMbCache cache = CompactMbCache.builder().bucketBits(4).maxEntries(160).executor(queued::add).build();
+        // A fixed seed: keys 0..299 in an arithmetic progression crowd a few of the 16 buckets under about
+        // one random seed in 160, and creates into chains at the cap then evict, which leaves fewer passes.
+        CompactMbCache cache = CompactMbCache.builder().bucketBits(4).maxEntries(160).executor(queued::add)
+                .hashSeed(42).build();
         try (cache) {
             for (int key = 0; key < 300; key++) {
                 cache.create(key, key, true);
@@ -684,8 +687,10 @@ class CompactMbCacheTest {
     @Test
     void anyBucketCountHoldsEveryPairAndOverflowedChainsAreFound() {
         for (long buckets : new long[] {1, 3, 7, 1000}) {
+            // A fixed seed: under about one random seed in 1,900 the 3,000 keys key * 31 crowd chains of
+            // the 1,000-bucket table to the cap, whose creates then evict older pairs.
             try (CompactMbCache cache = new CompactMbCache(CompactMbCache.builder().maxEntries(1 << 14)
-                    .executor(Runnable::run).memoryPressureReclaim(false), buckets)) {
+                    .executor(Runnable::run).memoryPressureReclaim(false).hashSeed(42), buckets)) {
                 for (int key = 0; key < 3000; key++) {
                     assertTrue(cache.create(key * 31, key, key % 2 == 0));
                     assertTrue(cache.bucketOf(key * 31) >= 0 && cache.bucketOf(key * 31) < buckets);

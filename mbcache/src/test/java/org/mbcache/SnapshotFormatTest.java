@@ -61,7 +61,8 @@ class SnapshotFormatTest {
     void aValidSnapshotCostsAtMostFourteenBytesAPair() throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         long pairs;
-        try (MbCache large = MbCache.builder().bucketBits(14).maxEntries(1 << 20).build()) {
+        // A fixed seed: keys 0..99,999 crowd chains to the cap under about one random seed in 8,600.
+        try (MbCache large = MbCache.builder().bucketBits(14).maxEntries(1 << 20).hashSeed(42).build()) {
             for (int i = 0; i < 100_000; i++) {
                 large.create(i, i, true);
             }
@@ -89,7 +90,10 @@ class SnapshotFormatTest {
 
     @Test
     void aSnapshotOfOneRecordBlocksLargerThanTheBudgetRestoresItsNewest() throws IOException {
-        try (MbCache small = MbCache.builder().bucketBits(8).maxEntries(6000).executor(Runnable::run).build()) {
+        // A fixed seed: the restored keys 4,001..9,999 crowd chains to the cap under about one random
+        // seed in 440, and a restore skips the pairs of a chain at its cap.
+        try (MbCache small = MbCache.builder().bucketBits(8).maxEntries(6000).executor(Runnable::run).hashSeed(42)
+                .build()) {
             small.create(-1, -1, true);
             int pairs = 10_000;
             assertEquals(5999, small.readSnapshot(new ByteArrayInputStream(SnapshotBytes.of(pairs, 1))));
