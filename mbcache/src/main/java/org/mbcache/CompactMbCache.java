@@ -257,18 +257,12 @@ public final class CompactMbCache implements DedupCache {
     /** The clock hand: the next slot a pass looks at. Reclaim lock held. */
     private int hand = 1;
     /**
-     * The last pass's sum of the bucket words its look-ahead loaded
-     * ({@link CompactTable#touchBucketsOfClaimable}): stored so that the loads are kept, never read
-     * for anything. Reclaim lock held.
-     */
-    @SuppressWarnings("unused")
-    private long lookaheadSink;
-    /**
-     * What {@link #consume} compares a create's {@link CompactTable#touchChain} sum with: a value
-     * the sum almost never equals, set once. A plain field that is read, and written only when the
-     * sum happens to equal it (about once in 2^64 creates; a racy write then changes nothing that
-     * matters), so that the compiler keeps the loads without a store per create that every
-     * creating thread would contend on (the blackhole of JMH, in one comparison).
+     * What {@link #consume} compares the sums of loads-only look-aheads with (a create's
+     * {@link CompactTable#touchChain}, a reclaim pass's {@link CompactTable#touchBucketsOfClaimable}):
+     * a value a sum almost never equals, set once. A plain field that is read, and written only when
+     * a sum happens to equal it (about once in 2^64; a racy write then changes nothing that matters),
+     * so that the compiler keeps the loads without a store per create that every creating thread
+     * would contend on (the blackhole of JMH, in one comparison).
      */
     private long touchSentinel = System.nanoTime() | 1L << 62;
     private volatile boolean closed;
@@ -1456,7 +1450,7 @@ public final class CompactMbCache implements DedupCache {
             }
             entriesReclaimed += freed;
             entryCount.addExactly(-freed);
-            lookaheadSink = touched;
+            consume(touched);
         } finally {
             reclaimLock.unlock();
         }

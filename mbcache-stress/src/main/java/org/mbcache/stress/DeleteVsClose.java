@@ -33,9 +33,7 @@ public class DeleteVsClose extends SlotRace {
 
     /** A cache holding the pair, whose handle was taken and released. */
     public DeleteVsClose() {
-        cache.create(KEY, VALUE, true);
-        handle = compact.getHandle(KEY, VALUE);
-        compact.release(handle);
+        handle = releasedHandle(KEY, VALUE);
     }
 
     /** Deletes the pair. */

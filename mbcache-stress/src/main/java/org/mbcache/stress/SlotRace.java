@@ -17,6 +17,17 @@ abstract class SlotRace extends CacheRace {
     }
 
     /**
+     * Caches the pair and returns a handle to it, taken and already released: the handle a caller
+     * keeps after its release, stale once the pair leaves the cache.
+     */
+    long releasedHandle(int key, long value) {
+        cache.create(key, value, true);
+        long handle = compact.getHandle(key, value);
+        compact.release(handle);
+        return handle;
+    }
+
+    /**
      * Whether the pair is cached with no reference but the cache's: 0 if it is not cached, 1 if a
      * {@code deleteOrGet} removes it at once, 2 if somebody still holds it (a leaked reference).
      */

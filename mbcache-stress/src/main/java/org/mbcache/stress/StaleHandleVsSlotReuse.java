@@ -35,9 +35,7 @@ public class StaleHandleVsSlotReuse extends SlotRace {
 
     /** A cache holding the pair, whose handle was taken and released. */
     public StaleHandleVsSlotReuse() {
-        cache.create(KEY, VALUE, true);
-        stale = compact.getHandle(KEY, VALUE);
-        compact.release(stale);
+        stale = releasedHandle(KEY, VALUE);
     }
 
     /** Releases the stale handle once more. */
