@@ -56,8 +56,8 @@ import java.util.Arrays;
  * No page is half of G1's smallest region (1 MiB) or more, so none is a humongous object.
  *
  * <h2>The keyed index</h2>
- * As {@link Buckets}'s: {@code h = a * key + b mod 2^64} with {@code a} (odd) and {@code b} from the
- * cache's seed. The bucket is {@code (hi(h) * buckets) >>> 32} ("fastrange": the top 32 bits of
+ * As {@link Buckets}'s: {@code h = a * p + b mod 2^64}, {@code p} the key premixed with a secret,
+ * with {@code a} (odd), {@code b} and the secret from the cache's seed. The bucket is {@code (hi(h) * buckets) >>> 32} ("fastrange": the top 32 bits of
  * {@code h} scaled to the bucket count), which for a power of two is exactly Buckets' top
  * {@code bucketBits} bits, so one seed gives the same buckets in both backends. The fingerprint is
  * the top {@code 32 - slotBits} bits of the rest of that product (the bits of {@code hi(h)} below
@@ -204,6 +204,7 @@ final class CompactTable implements HotReferences.Host {
     private final int slotPageMask;
     private final long multiplier;
     private final long increment;
+    private final int premixSecret;
 
     private final long[][] headPages;
     private final long[][] bucketPages;
@@ -239,6 +240,7 @@ final class CompactTable implements HotReferences.Host {
         this.slotPageMask = (1 << slotPageBits) - 1;
         this.multiplier = seed[0] | 1L;
         this.increment = seed[1];
+        this.premixSecret = Buckets.premixSecret(seed);
         int pages = (int) ((buckets + (long) BUCKET_PAGE_MASK) >>> BUCKET_PAGE_BITS);
         headPages = new long[pages][];
         bucketPages = new long[pages][];
@@ -261,12 +263,13 @@ final class CompactTable implements HotReferences.Host {
     // ---------------------------------------------------------------------------------------------
 
     /**
-     * The key's keyed hash {@code a * key + b mod 2^64}: its bucket ({@link #bucketOfHash}), its
-     * fingerprint ({@link #fingerprintOfHash}) and its filter bits ({@link #filterMixOfHash}) are
-     * all taken from it, so a lookup or a create computes it once and passes it on.
+     * The key's keyed hash ({@link Buckets#keyedHash(int, int, long, long)}: {@code a * p + b mod
+     * 2^64} of the premixed key {@code p}): its bucket ({@link #bucketOfHash}), its fingerprint
+     * ({@link #fingerprintOfHash}) and its filter bits ({@link #filterMixOfHash}) are all taken from
+     * it, so a lookup or a create computes it once and passes it on.
      */
     long keyedHash(int key) {
-        return multiplier * (key & 0xFFFF_FFFFL) + increment;
+        return Buckets.keyedHash(key, premixSecret, multiplier, increment);
     }
 
     /** The bucket of a key, by its {@link #keyedHash}. */

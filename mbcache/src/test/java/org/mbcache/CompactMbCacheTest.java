@@ -373,8 +373,8 @@ class CompactMbCacheTest {
     @Test
     void backgroundReclaimContinuesUntilTheCountIsAtTheBound() {
         java.util.ArrayDeque<Runnable> queued = new java.util.ArrayDeque<>();
-        // A fixed seed: keys 0..299 in an arithmetic progression crowd a few of the 16 buckets under about
-        // one random seed in 160, and creates into chains at the cap then evict, which leaves fewer passes.
+        // A fixed seed: creates into a chain at the cap evict, which would leave fewer passes, and under
+        // this seed no chain of keys 0..299 in 16 buckets reaches it.
         CompactMbCache cache = CompactMbCache.builder().bucketBits(4).maxEntries(160).executor(queued::add)
                 .hashSeed(42).build();
         try (cache) {
@@ -687,8 +687,8 @@ class CompactMbCacheTest {
     @Test
     void anyBucketCountHoldsEveryPairAndOverflowedChainsAreFound() {
         for (long buckets : new long[] {1, 3, 7, 1000}) {
-            // A fixed seed: under about one random seed in 1,900 the 3,000 keys key * 31 crowd chains of
-            // the 1,000-bucket table to the cap, whose creates then evict older pairs.
+            // A fixed seed: creates into a chain at the cap evict older pairs, and under this seed no
+            // chain of the 3,000 keys reaches it in any of these tables.
             try (CompactMbCache cache = new CompactMbCache(CompactMbCache.builder().maxEntries(1 << 14)
                     .executor(Runnable::run).memoryPressureReclaim(false).hashSeed(42), buckets)) {
                 for (int key = 0; key < 3000; key++) {

@@ -175,10 +175,9 @@ class MbCacheFloodTest {
     }
 
     /**
-     * Compared over 2^16 buckets: equal secrets put all 1,000 keys in the same bucket at any size, but
-     * at 2^12 two different random secrets put 20 of these sequential keys in the same bucket about 4
-     * times in a million draws (their multipliers differ by about a fraction with a small denominator);
-     * at 2^16, about once in 60 million.
+     * Compared over 2^16 buckets: equal secrets put all 1,000 keys in the same bucket at any size,
+     * while two different random secrets are two independent draws of the keyed index, which put a
+     * key in the same bucket with probability 2^-16 (15 keys in 1,000 expected 0.015 times).
      */
     @Test
     void unseededCachesDrawDifferentSecrets() {
@@ -194,8 +193,8 @@ class MbCacheFloodTest {
     /**
      * How the default cap was chosen, checked: random keys at twice maxEntries (the most a cache
      * holds before every create reclaims) never reach it, for the default load and a crowded one. The
-     * seed is fixed: about 2 random seeds in a million are multipliers so near a fraction with a small
-     * denominator that they crowd these 32-bit keys into a few buckets (most often at 2^14 buckets).
+     * seed is fixed: a few random seeds in a million are multipliers so near a fraction with a small
+     * denominator that they crowd even random keys into a few buckets (most often at 2^14 buckets).
      */
     @Test
     void honestChainsAtTwiceMaxEntriesStayBelowTheDefaultCap() {

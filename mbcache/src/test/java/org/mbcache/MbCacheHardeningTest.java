@@ -23,8 +23,7 @@ class MbCacheHardeningTest {
 
     /**
      * A cache of 16 buckets. Its seed is fixed: these tests count on sequential keys spreading over
-     * the buckets, which a random seed fails to do about once in 250 draws (a multiplier whose high
-     * bits barely move over 64 keys), and the default chain cap then reclaims some of them.
+     * the buckets, which a fixed seed makes certain (a chain at the default cap would reclaim some).
      */
     private static MbCache cache(long maxEntries, Executor executor) {
         return MbCache.builder().bucketBits(4).maxEntries(maxEntries).hashSeed(42).executor(executor).build();

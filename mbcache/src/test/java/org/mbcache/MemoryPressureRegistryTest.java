@@ -71,9 +71,9 @@ class MemoryPressureRegistryTest {
     }
 
     /**
-     * A cache of 16 buckets with a fixed seed: 100 sequential keys are counted on to stay in it, and a
-     * random seed clusters more than the default chain cap (80) of them in one bucket about once in a
-     * thousand draws (a multiplier whose high bits barely move over 100 keys); the cap then reclaims some.
+     * A cache of 16 buckets with a fixed seed: 100 sequential keys are counted on to stay in it, and
+     * under this seed no bucket holds more than the default chain cap (80) of them, past which the cap
+     * would reclaim some.
      */
     private static MbCache sixteenBucketsSeeded() {
         return MbCache.builder().bucketBits(4).hashSeed(42).build();

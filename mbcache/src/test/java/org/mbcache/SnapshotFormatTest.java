@@ -61,7 +61,7 @@ class SnapshotFormatTest {
     void aValidSnapshotCostsAtMostFourteenBytesAPair() throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         long pairs;
-        // A fixed seed: keys 0..99,999 crowd chains to the cap under about one random seed in 8,600.
+        // A fixed seed: under it no chain of keys 0..99,999 reaches the cap, which a restore respects.
         try (MbCache large = MbCache.builder().bucketBits(14).maxEntries(1 << 20).hashSeed(42).build()) {
             for (int i = 0; i < 100_000; i++) {
                 large.create(i, i, true);
@@ -90,8 +90,8 @@ class SnapshotFormatTest {
 
     @Test
     void aSnapshotOfOneRecordBlocksLargerThanTheBudgetRestoresItsNewest() throws IOException {
-        // A fixed seed: the restored keys 4,001..9,999 crowd chains to the cap under about one random
-        // seed in 440, and a restore skips the pairs of a chain at its cap.
+        // A fixed seed: a restore skips the pairs of a chain at its cap, and under this seed no chain of
+        // the restored keys 4,001..9,999 reaches it.
         try (MbCache small = MbCache.builder().bucketBits(8).maxEntries(6000).executor(Runnable::run).hashSeed(42)
                 .build()) {
             small.create(-1, -1, true);

@@ -90,9 +90,8 @@ class SnapshotContractTest {
 
     /**
      * The key of the {@code i}-th pair {@link #fill} creates: a bijection that scatters consecutive
-     * {@code i} (keys in arithmetic progression crowd a few buckets under some hash seeds, and a
-     * restore skips the pairs of a chain at its cap, so a test that counts restored pairs would
-     * depend on the seed).
+     * {@code i}, so that the pairs spread over the buckets like content hashes (a restore skips the
+     * pairs of a chain at its cap, so a test that counts restored pairs must not crowd a bucket).
      */
     private static int keyOf(int i) {
         int x = i * 0x9E37_79B9;
@@ -233,10 +232,9 @@ class SnapshotContractTest {
     @Test
     void readSnapshotAfterOtherThreadsDeletedPairsEvictsNoPairCachedBefore() throws Exception {
         long max = 65_536;
-        // A fixed seed: the snapshot's keys 0..65,535 are an arithmetic progression, which about one
-        // random keyed index in 270 crowds into a few thousand of the 16,384 buckets, and a restore
-        // skips the pairs of a chain at its cap (32), creating fewer. Under this seed no chain gets
-        // near the cap, so the count checks the budget alone.
+        // A fixed seed: a restore skips the pairs of a chain at its cap (32), and under this seed no
+        // chain of the snapshot's keys 0..65,535 gets near it, so the count checks the budget alone
+        // whatever the rare seed that crowds a chain would do.
         DedupCache target = backend.open(14, max, Runnable::run, 1L);
         others.add(target);
         // Threads that ended, each having deleted fewer pairs than the kernel ports count in one
