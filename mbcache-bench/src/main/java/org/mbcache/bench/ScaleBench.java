@@ -87,26 +87,97 @@ public final class ScaleBench {
      * @throws Exception if a child cannot be started
      */
     public static void main(String[] args) throws Exception {
-        List<Long> sizes = new ArrayList<>(List.of(100_000L, 1_000_000L));
-        List<String> backends = new ArrayList<>();
-        List<String> jvmArgs = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--sizes") && i + 1 < args.length) {
-                sizes.clear();
-                for (String size : args[++i].split(",")) {
-                    sizes.add(Long.parseLong(size.trim()));
-                }
-            } else if (args[i].equals("--jvm-arg") && i + 1 < args.length) {
-                jvmArgs.add(args[++i]);
-            } else {
-                backends.add(args[i]);
-            }
+        Options options;
+        try {
+            options = Options.parse(args);
+        } catch (IllegalArgumentException badArguments) {
+            System.err.println("scale: " + badArguments.getMessage());
+            System.err.println(USAGE);
+            System.exit(2);
+            return;
         }
-        if (backends.isEmpty()) {
-            backends.addAll(BACKENDS);
+        if (options == null) {
+            System.out.println(USAGE);
+            return;
         }
         System.out.println();
-        System.out.println(table(run(sizes, backends, System.out, true, jvmArgs)));
+        System.out.println(table(run(options.sizes, options.backends, System.out, true, options.jvmArgs)));
+    }
+
+    static final String USAGE = "usage: java -jar mbcache-bench.jar scale [--sizes N,...] [--jvm-arg ARG]... [BACKEND...]\n"
+            + "  sizes: entry counts, at least 1,000 each (default 100000,1000000)\n"
+            + "  backends: any of " + knownBackends() + " (default " + BACKENDS + ")";
+
+    /** Every backend label a child JVM understands: {@link #BACKENDS} and every {@code Backend} label. */
+    static List<String> knownBackends() {
+        List<String> known = new ArrayList<>(BACKENDS);
+        for (org.mbcache.testing.Backend backend : org.mbcache.testing.Backend.values()) {
+            if (!known.contains(backend.label())) {
+                known.add(backend.label());
+            }
+        }
+        return known;
+    }
+
+    /** The parent's arguments, checked before any child JVM starts. */
+    static final class Options {
+        final List<Long> sizes = new ArrayList<>(List.of(100_000L, 1_000_000L));
+        final List<String> backends = new ArrayList<>();
+        final List<String> jvmArgs = new ArrayList<>();
+
+        /**
+         * The options of {@code args}, or {@code null} if they ask for the usage text.
+         *
+         * @throws IllegalArgumentException for an unknown option or backend, an option without its
+         *     value, or a size that is not a number of at least 1,000
+         */
+        static Options parse(String[] args) {
+            Options options = new Options();
+            List<String> known = knownBackends();
+            for (int i = 0; i < args.length; i++) {
+                String arg = args[i];
+                if (arg.equals("-h") || arg.equals("--help") || arg.equals("help")) {
+                    return null;
+                }
+                if (arg.equals("--sizes") || arg.equals("--jvm-arg")) {
+                    if (i + 1 >= args.length) {
+                        throw new IllegalArgumentException(arg + " needs a value");
+                    }
+                    String value = args[++i];
+                    if (arg.equals("--jvm-arg")) {
+                        options.jvmArgs.add(value);
+                        continue;
+                    }
+                    options.sizes.clear();
+                    for (String size : value.split(",")) {
+                        options.sizes.add(size(size.trim()));
+                    }
+                } else if (arg.startsWith("-")) {
+                    throw new IllegalArgumentException("unknown option " + arg);
+                } else if (!known.contains(arg)) {
+                    throw new IllegalArgumentException("unknown backend " + arg + " (expected one of " + known + ")");
+                } else {
+                    options.backends.add(arg);
+                }
+            }
+            if (options.backends.isEmpty()) {
+                options.backends.addAll(BACKENDS);
+            }
+            return options;
+        }
+
+        private static long size(String text) {
+            long n;
+            try {
+                n = Long.parseLong(text);
+            } catch (NumberFormatException notANumber) {
+                throw new IllegalArgumentException("size is not a number: " + text);
+            }
+            if (n < 1000) {
+                throw new IllegalArgumentException("size must be at least 1000, was " + n);
+            }
+            return n;
+        }
     }
 
     /** {@link #run(List, List, PrintStream, boolean, List)} with no extra JVM arguments. */
