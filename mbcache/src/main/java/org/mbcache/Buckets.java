@@ -285,7 +285,12 @@ final class Buckets {
 
     /** The slot of a pair in {@code words[b]}: key fingerprint above, value fingerprint below. */
     int fingerprint(int key, long value) {
-        return keyFingerprint(key) << 16 | (int) ((valueMultiplier * value) >>> 48);
+        return fingerprintOfPrint(keyFingerprint(key), value);
+    }
+
+    /** {@link #fingerprint} of a pair whose key's {@link #keyFingerprint} is {@code keyPrint}. */
+    private int fingerprintOfPrint(int keyPrint, long value) {
+        return keyPrint << 16 | (int) ((valueMultiplier * value) >>> 48);
     }
 
     /**
@@ -402,12 +407,14 @@ final class Buckets {
     }
 
     /**
-     * Whether the key filters, the head word {@code head} and the wide word {@code wide}, lack
-     * {@code key}: if either does, the chain surely does not hold it. Bit operations only, with no
-     * branch on either filter's answer ({@link #turnsAway} says why).
+     * Whether the key filters, the head word {@code head} and the wide word {@code wide}, lack the
+     * key whose {@link #keyFingerprint} is {@code keyPrint}: if either does, the chain surely does not
+     * hold it. Bit operations only, with no branch on either filter's answer ({@link #turnsAway} says
+     * why).
      */
-    private boolean filtersLack(long head, long wide, int key) {
-        return ((filterBit(key) & ~head) | (wideFilterBits(key) & ~wide)) != 0;
+    private static boolean filtersLack(long head, long wide, int keyPrint) {
+        int slot = keyPrint << 16;
+        return ((filterBitOfSlot(slot) & ~head) | (wideFilterBitsOfSlot(slot) & ~wide)) != 0;
     }
 
     /**
@@ -422,7 +429,7 @@ final class Buckets {
     /**
      * Whether an optimistic read at {@code version} may answer "absent" without reading the chain:
      * the version is even and still current (validated as {@link #validate} does), and one of the
-     * two filters lacks {@code key}. The head filter's answer came with the version in one load; the
+     * two filters lacks the key of fingerprint {@code keyPrint}. The head filter's answer came with the version in one load; the
      * wide word is read after it (the version's load is an acquire) and counts only because the
      * validation follows it.
      *
@@ -433,15 +440,15 @@ final class Buckets {
      * the processor had started for the lookups after this one. The one branch left, on the result,
      * goes the same way for all but the few absent keys both filters let through.
      */
-    private boolean turnsAway(int b, long version, int key) {
+    private boolean turnsAway(int b, long version, int keyPrint) {
         long wide = wideFilter(b);
         // non-short-circuit &: validate runs (after the wide word's load) whatever the filters say
-        return (version & LOCKED) == 0 & validate(b, version) & filtersLack(version, wide, key);
+        return (version & LOCKED) == 0 & validate(b, version) & filtersLack(version, wide, keyPrint);
     }
 
     /** Whether bucket {@code b}'s key filters may hold {@code key}, as of its last unlock (for tests). */
     boolean filterMayHold(int b, int key) {
-        return !filtersLack(laVersion(b), wideFilter(b), key);
+        return !filtersLack(laVersion(b), wideFilter(b), keyFingerprint(key));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -455,8 +462,10 @@ final class Buckets {
      * if the read could not be validated.
      */
     Entry tryFindReusable(int b, int key, Entry after) {
+        // Before the acquire load: the keyed hash is then computed once, with the bucket's.
+        int keyPrint = keyFingerprint(key);
         long version = laVersion(b);
-        if (turnsAway(b, version, key)) {
+        if (turnsAway(b, version, keyPrint)) {
             return null;
         }
         if ((version & LOCKED) != 0) {
@@ -475,7 +484,6 @@ final class Buckets {
                 }
             }
         }
-        int keyPrint = keyFingerprint(key);
         for (int i = from - 1; i >= 0; i--) {
             if (w[KEYS + i] >>> 16 == keyPrint) {
                 if (chain == null) {
@@ -499,14 +507,15 @@ final class Buckets {
      * the caller; {@code null} if the chain surely lacks it; {@link #RETRY_LOCKED} if unvalidated.
      */
     Entry tryGet(int b, int key, long value) {
+        int keyPrint = keyFingerprint(key); // before the acquire load, as in tryFindReusable
         long version = laVersion(b);
-        if (turnsAway(b, version, key)) {
+        if (turnsAway(b, version, keyPrint)) {
             return null;
         }
         if ((version & LOCKED) != 0) {
             return RETRY_LOCKED;
         }
-        Entry entry = readPair(b, key, value);
+        Entry entry = readPair(b, keyPrint, key, value);
         if (entry != null && entry != RETRY_LOCKED && entry.tryAcquire()) {
             return validatedHit(b, version, entry, key);
         }
@@ -529,14 +538,15 @@ final class Buckets {
      *     could not be validated: the caller decides under the lock
      */
     long versionWithout(int b, int key, long value) {
+        int keyPrint = keyFingerprint(key); // before the acquire load, as in tryFindReusable
         long version = laVersion(b);
-        if (turnsAway(b, version, key)) {
+        if (turnsAway(b, version, keyPrint)) {
             return version & VERSION_MASK;
         }
         if ((version & LOCKED) != 0) {
             return UNKNOWN;
         }
-        Entry entry = readPair(b, key, value);
+        Entry entry = readPair(b, keyPrint, key, value);
         if (!validate(b, version) || entry == RETRY_LOCKED) {
             return UNKNOWN;
         }
@@ -548,9 +558,9 @@ final class Buckets {
      * exactly this pair as read, not yet validated; {@code null} if the read found none;
      * {@link #RETRY_LOCKED} if the read met fingerprints beyond the entries array it loaded.
      */
-    private Entry readPair(int b, int key, long value) {
+    private Entry readPair(int b, int keyPrint, int key, long value) {
         int[] w = words[b];
-        int slot = fingerprint(key, value);
+        int slot = fingerprintOfPrint(keyPrint, value);
         Entry[] chain = null;
         for (int i = Math.min(w[LENGTH], w.length - KEYS) - 1; i >= 0; i--) {
             if (w[KEYS + i] == slot) {
@@ -594,12 +604,13 @@ final class Buckets {
 
     /** Index of the pair in bucket {@code b}'s chain, newest first, or -1. Lock held. */
     int indexOf(int b, int key, long value) {
-        if (filtersLack((long) LOCK_WORD.get(heads, b), wideFilter(b), key)) {
+        int keyPrint = keyFingerprint(key);
+        if (filtersLack((long) LOCK_WORD.get(heads, b), wideFilter(b), keyPrint)) {
             return -1;
         }
         int[] w = words[b];
         Entry[] chain = entries[b];
-        int slot = fingerprint(key, value);
+        int slot = fingerprintOfPrint(keyPrint, value);
         for (int i = w[LENGTH] - 1; i >= 0; i--) {
             if (w[KEYS + i] == slot && chain[i].key == key && chain[i].value == value) {
                 return i;
