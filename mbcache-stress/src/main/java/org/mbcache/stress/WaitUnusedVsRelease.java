@@ -34,7 +34,7 @@ import org.mbcache.testing.Backend;
 public final class WaitUnusedVsRelease {
 
     /** How long the waiter waits before the test calls the wake-up lost. */
-    static final long WAIT_SECONDS = 2;
+    static final long WAIT_SECONDS = 10;
 
     private WaitUnusedVsRelease() {
     }
