@@ -1661,7 +1661,9 @@ public final class MbCache implements DedupCache {
         Objects.requireNonNull(in, "in");
         ensureOpen();
         long budget = maxEntries - size();
-        return Snapshots.read(in, budget, this::createForRestore);
+        long created = Snapshots.read(in, budget, this::createForRestore);
+        ensureOpen(); // closed during the read: a restore that created nothing still reports it
+        return created;
     }
 
     /**

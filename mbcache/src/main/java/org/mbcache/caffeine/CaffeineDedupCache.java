@@ -1694,8 +1694,10 @@ public final class CaffeineDedupCache implements DedupCache {
     public long readSnapshot(InputStream in) throws IOException {
         Objects.requireNonNull(in, "in");
         ensureOpen();
-        return Snapshots.read(in, maxEntries - entryCount.get(),
+        long created = Snapshots.read(in, maxEntries - entryCount.get(),
                 (key, value, reusable) -> create(key, value, reusable, false));
+        ensureOpen(); // closed during the read: a restore that created nothing still reports it
+        return created;
     }
 
     /**

@@ -487,6 +487,23 @@ class SnapshotContractTest {
     }
 
     @Test
+    void readSnapshotOfACacheClosedWhileItReadsIsAnIllegalStateException() {
+        byte[] empty = SnapshotRecords.snapshotOf(cache);
+        DedupCache target = newCache(ROOMY);
+        InputStream closingAtTheEnd = new ByteArrayInputStream(empty) {
+            @Override
+            public synchronized int read() {
+                int next = super.read();
+                if (next == -1) {
+                    target.close(); // as another thread's close() might, just before the restore's creates
+                }
+                return next;
+            }
+        };
+        assertThrows(IllegalStateException.class, () -> target.readSnapshot(closingAtTheEnd));
+    }
+
+    @Test
     void nullStreamsAndPathsAreNullPointerExceptions() {
         assertThrows(NullPointerException.class, () -> cache.writeSnapshot((OutputStream) null));
         assertThrows(NullPointerException.class, () -> cache.readSnapshot((InputStream) null));
