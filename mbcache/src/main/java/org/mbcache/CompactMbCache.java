@@ -286,6 +286,8 @@ public final class CompactMbCache implements DedupCache {
         if (buckets < 1 || buckets > CompactTable.MAX_BUCKETS) {
             throw new IllegalArgumentException("buckets must be in [1, 2^30], was " + buckets);
         }
+        // The bucket pages' heads and records: 80 bytes a bucket before any entry.
+        KernelPortOptions.requireHeapFor(buckets, 80, "a CompactMbCache");
         KernelPortOptions options = builder.options;
         this.bucketBits = 64 - Long.numberOfLeadingZeros(buckets - 1);
         this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
@@ -331,7 +333,8 @@ public final class CompactMbCache implements DedupCache {
      *
      * @param bucketBits log2 of the number of buckets, in {@code [0, 30]}
      * @return a new, empty cache
-     * @throws IllegalArgumentException if {@code bucketBits} is outside {@code [0, 30]}
+     * @throws IllegalArgumentException if {@code bucketBits} is outside {@code [0, 30]}, or its
+     *     buckets' arrays alone (80 bytes a bucket) would exceed the JVM's maximum heap
      */
     public static CompactMbCache create(int bucketBits) {
         return builder().bucketBits(bucketBits).build();
@@ -394,6 +397,10 @@ public final class CompactMbCache implements DedupCache {
          * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
          *
          * @return the cache
+         * @throws IllegalArgumentException if the buckets' arrays alone (80 bytes a bucket) would
+         *     exceed the JVM's maximum heap ({@link Runtime#maxMemory()}); a builder given no
+         *     {@code bucketBits} and a {@code maxEntries} of 15 billion or more ({@code Long.MAX_VALUE},
+         *     say) sizes the table at 2^30 buckets, 80 GiB
          */
         public CompactMbCache build() {
             return !options.bucketBitsSet() && options.maxEntries(0) > 0 ? sizedFromMaxEntries(this) : new CompactMbCache(this);

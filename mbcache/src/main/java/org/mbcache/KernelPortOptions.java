@@ -115,4 +115,27 @@ final class KernelPortOptions {
     boolean memoryPressureReclaim() {
         return memoryPressureReclaim;
     }
+
+    /**
+     * Refuses a table whose up-front arrays alone exceed this JVM's maximum heap, with an exception
+     * that says so, where allocating them would end in an {@link OutOfMemoryError} (a builder given
+     * {@code maxEntries(Long.MAX_VALUE)} for "no bound" sizes a compact table at 2^30 buckets).
+     * {@code bytesPerBucket} is a lower bound of what the layout allocates up front a bucket, so a
+     * table that might fit is never refused.
+     *
+     * @param buckets the table's bucket count, at most 2^30
+     * @param bytesPerBucket a lower bound of the bytes a bucket takes up front, at most 2^32
+     * @param layout the layout's name, for the message
+     * @throws IllegalArgumentException if {@code buckets * bytesPerBucket} exceeds
+     *     {@link Runtime#maxMemory()}
+     */
+    static void requireHeapFor(long buckets, long bytesPerBucket, String layout) {
+        long bytes = buckets * bytesPerBucket; // at most 2^30 buckets: no overflow
+        long heap = Runtime.getRuntime().maxMemory();
+        if (bytes > heap) {
+            throw new IllegalArgumentException(layout + " of " + buckets + " buckets allocates at least " + bytes
+                    + " bytes up front, more than this JVM's maximum heap of " + heap
+                    + " bytes: give fewer buckets (bucketBits) or a smaller maxEntries");
+        }
+    }
 }

@@ -675,6 +675,8 @@ public final class MbCache implements DedupCache {
 
     private MbCache(Builder builder) {
         KernelPortOptions options = builder.options;
+        // The head words and the wide filters: two longs a bucket before any entry.
+        KernelPortOptions.requireHeapFor(1L << options.bucketBits(), 16, "an MbCache");
         this.bucketBits = options.bucketBits();
         this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
         this.chainCap = options.chainCap(maxEntries);
@@ -704,7 +706,8 @@ public final class MbCache implements DedupCache {
      *
      * @param bucketBits log2 of the number of buckets, in {@code [0, 30]}
      * @return a new, empty cache
-     * @throws IllegalArgumentException if {@code bucketBits} is outside {@code [0, 30]}
+     * @throws IllegalArgumentException if {@code bucketBits} is outside {@code [0, 30]}, or its
+     *     buckets' arrays alone (16 bytes a bucket) would exceed the JVM's maximum heap
      */
     public static MbCache create(int bucketBits) {
         return builder().bucketBits(bucketBits).build();
@@ -758,6 +761,8 @@ public final class MbCache implements DedupCache {
          * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
          *
          * @return the cache
+         * @throws IllegalArgumentException if the buckets' arrays alone (16 bytes a bucket) would
+         *     exceed the JVM's maximum heap ({@link Runtime#maxMemory()})
          */
         public MbCache build() {
             return new MbCache(this);

@@ -2,6 +2,8 @@ package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -78,5 +80,21 @@ class MbCacheBuilderTest {
         assertEquals((int) ((0xFFFFFFFFL * 0x61C88647L) & 0xFFFFFFFFL) >>> 22, MbCache.hash32(-1, 10));
         assertEquals(0, MbCache.hash32(123_456, 0));
         assertEquals(0x61C88647 >>> 2, MbCache.hash32(1, 30));
+    }
+
+    /**
+     * Tables whose up-front arrays alone exceed the heap are refused with a message, not left to an
+     * {@code OutOfMemoryError} (both layouts; the test heap is far below the 16 GiB and 80 GiB asked).
+     */
+    @Test
+    void aTableLargerThanTheHeapIsAnIllegalArgumentExceptionThatSaysSo() {
+        assumeTrue(Runtime.getRuntime().maxMemory() < 16L << 30, "a heap this test cannot overflow");
+        IllegalArgumentException kernel = assertThrows(IllegalArgumentException.class,
+                () -> MbCache.builder().bucketBits(30).build());
+        assertTrue(kernel.getMessage().contains("maximum heap"), kernel.getMessage());
+        IllegalArgumentException compact = assertThrows(IllegalArgumentException.class,
+                () -> CompactMbCache.builder().maxEntries(Long.MAX_VALUE).build());
+        assertTrue(compact.getMessage().contains("1073741824 buckets"), compact.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> CompactMbCache.create(30));
     }
 }
