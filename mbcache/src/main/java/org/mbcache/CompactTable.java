@@ -57,8 +57,9 @@ import java.util.Arrays;
  *
  * <h2>The keyed index</h2>
  * As {@link Buckets}'s: {@code h = a * p + b mod 2^64}, {@code p} the key premixed with a secret,
- * with {@code a} (odd), {@code b} and the secret from the cache's seed. The bucket is {@code (hi(h) * buckets) >>> 32} ("fastrange": the top 32 bits of
- * {@code h} scaled to the bucket count), which for a power of two is exactly Buckets' top
+ * with {@code a} (odd), {@code b} and the secret from the cache's seed. The bucket is
+ * {@code (hi(h) * buckets) >>> 32} ("fastrange": the top 32 bits of {@code h} scaled to the bucket
+ * count), which for a power of two is exactly Buckets' top
  * {@code bucketBits} bits, so one seed gives the same buckets in both backends. The fingerprint is
  * the top {@code 32 - slotBits} bits of the rest of that product (the bits of {@code hi(h)} below
  * the bucket's, scaled) XORed with the low half of {@code h}, so it stays informative when the
