@@ -104,6 +104,7 @@ public final class ScaleBench {
         System.out.println(table(run(options.sizes, options.backends, System.out, true, options.jvmArgs)));
     }
 
+    /** What {@code scale --help} prints, and a refused command line after its message. */
     static final String USAGE = "usage: java -jar mbcache-bench.jar scale [--sizes N,...] [--jvm-arg ARG]... [BACKEND...]\n"
             + "  sizes: entry counts, at least 1,000 each (default 100000,1000000)\n"
             + "  backends: any of " + knownBackends() + " (default " + BACKENDS + ")";
