@@ -177,7 +177,7 @@ class MbCacheFloodTest {
     /**
      * Compared over 2^16 buckets: equal secrets put all 1,000 keys in the same bucket at any size,
      * while two different random secrets are two independent draws of the keyed index, which put a
-     * key in the same bucket with probability 2^-16 (15 keys in 1,000 expected 0.015 times).
+     * key in the same bucket with probability 2^-16 (0.015 of the 1,000 keys expected; 20 fail the test).
      */
     @Test
     void unseededCachesDrawDifferentSecrets() {
