@@ -63,9 +63,13 @@ import org.mbcache.internal.StripedStatistics;
  * out {@code long} handles instead and allocates nothing: lookups, refused duplicates and new
  * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits and the slot's
  * generation (12 bits) above; {@link #NO_ENTRY} means none. A handle used after it was released
- * and its pair left the cache (its slot free, or given to a new pair) is detected (an
- * {@link IllegalStateException}), unless the slot has been given to new pairs a multiple of 4,096
- * times since; one used after its release while its pair is still cached reads that pair (and a
+ * and its pair left the cache (its slot free, or given to a new pair) never reaches the slot's new
+ * occupant, unless the slot has been given to new pairs a multiple of 4,096 times since:
+ * {@link #release(long)}, {@link #findNextHandle}, {@link #key} and {@link #value} throw
+ * {@link IllegalStateException}; {@link #touch(long)} and {@link #setReusable(long, boolean)} do
+ * nothing, {@link #reusable(long)} answers {@code false}, and {@link #waitUnused(long)} returns at
+ * once (nobody holds a pair that is gone), as the same calls do on an entry object whose pair left.
+ * One used after its release while its pair is still cached reads that pair (and a
  * second release spends another holder's reference, as with entry objects); a handle of another
  * cache is not detected. At most 32,766
  * references to one pair may be held at once while it is cold (a lookup or create beyond that
@@ -1035,7 +1039,8 @@ public final class CompactMbCache implements DedupCache {
 
     /**
      * Marks the entry recently used (kernel {@code mb_cache_entry_touch}); never loses a concurrent
-     * change of its reusable flag.
+     * change of its reusable flag. Does nothing if the handle's pair is gone (its slot free or given
+     * to another pair).
      *
      * @param handle a handle the caller holds
      * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
@@ -1125,7 +1130,8 @@ public final class CompactMbCache implements DedupCache {
 
     /**
      * Blocks until only the cache and the caller hold the handle's entry (kernel
-     * {@code mb_cache_entry_wait_unused}); interruption as {@link #waitUnused(CacheEntry)}.
+     * {@code mb_cache_entry_wait_unused}); interruption as {@link #waitUnused(CacheEntry)}. Returns at
+     * once if the handle's pair is gone (its slot free or given to another pair): nobody holds it.
      *
      * @param handle a handle the caller holds
      * @throws InterruptedException if interrupted on entry or while waiting
@@ -1143,7 +1149,8 @@ public final class CompactMbCache implements DedupCache {
      * @param handle a handle the caller holds
      * @param timeout the longest time to wait; zero or less does not wait
      * @param unit the unit of {@code timeout}
-     * @return {@code true} if only the cache and the caller hold the entry; {@code false} on time-out
+     * @return {@code true} if only the cache and the caller hold the entry, or its pair is gone;
+     *     {@code false} on time-out
      * @throws InterruptedException if interrupted on entry or while waiting
      * @throws NullPointerException if {@code unit} is null
      * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range

@@ -92,6 +92,29 @@ class CompactMbCacheTest {
     }
 
     @Test
+    void touchAndWaitUnusedOfAStaleHandleLeaveTheSlotsNextPairAlone() throws InterruptedException {
+        try (CompactMbCache cache = cache(0, 1024)) {
+            cache.create(KEY, 1, true);
+            long stale = cache.getHandle(KEY, 1);
+            cache.release(stale);
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY, 1));
+            cache.touch(stale); // nothing to mark: its pair is gone
+            assertTrue(cache.waitUnused(stale, 0, TimeUnit.SECONDS), "nobody holds a pair that is gone");
+            cache.waitUnused(stale);
+            cache.create(KEY, 2, true); // the free list hands the same slot out again
+            long fresh = cache.getHandle(KEY, 2);
+            assertEquals((int) stale, (int) fresh, "the slot was reused");
+            long other = cache.getHandle(KEY, 2); // a second holder: the new pair is in use
+            cache.touch(stale);
+            assertTrue(cache.waitUnused(stale, 0, TimeUnit.SECONDS), "the new pair's holders are not the stale handle's");
+            cache.release(other);
+            cache.release(fresh);
+            cache.shrink(1); // one slot looked at, and freed: the stale touch gave the new pair no second chance
+            assertEquals(0, cache.size());
+        }
+    }
+
+    @Test
     void aReleasedHandleWhosePairLeftTheCacheIsStaleBeforeItsSlotIsReused() {
         try (CompactMbCache cache = cache(0, 1024)) {
             cache.create(KEY, 555, true);
