@@ -46,7 +46,8 @@ import org.mbcache.internal.Snapshots;
  * lock held (a bucket's bit, the LRU lock, Caffeine's eviction lock) and later calls waiting for it
  * forever. Do not call the cache at the edge of the stack.
  *
- * <p>Implementations: {@link MbCache} (the kernel port) and
+ * <p>Implementations: the kernel port in two layouts, {@link MbCache} (an object per entry) and
+ * {@link CompactMbCache} (primitive pages, no object per entry), and
  * {@link org.mbcache.caffeine.CaffeineDedupCache}. All methods are safe to call from any thread.
  */
 public interface DedupCache extends AutoCloseable {

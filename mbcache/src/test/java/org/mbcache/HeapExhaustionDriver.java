@@ -1,10 +1,16 @@
 package org.mbcache;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.util.SplittableRandom;
 
 /**
  * The program {@link HeapExhaustionTest} runs in a fresh JVM with a small heap: it fills the heap
- * with ballast until an allocation fails, then drives a cache with random operations, each of which
+ * with ballast until an allocation fails, then drives a cache with random operations (snapshots
+ * written and restored among them), each of which
  * may meet an {@link OutOfMemoryError} at whatever allocation it reaches first (the ballast is
  * loosened by a random amount up to 2 KiB after each failure, and tightened again after each
  * success).
@@ -62,15 +68,39 @@ final class HeapExhaustionDriver {
     private int ballastCount;
     private long failures;
     private long creates;
+    /** A snapshot of the cache at its bound, read again and again (reset, never reallocated). */
+    private ByteArrayInputStream snapshot;
+    /** Where snapshots are written: counts the bytes, keeps none, allocates nothing. */
+    private final OutputStream sink = new OutputStream() {
+        @Override
+        public void write(int b) {
+            written++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            written += len;
+        }
+    };
+    private long written;
+    private long restored;
 
     private void run(DedupCache cache, long seed) {
         SplittableRandom random = new SplittableRandom(seed);
+        for (int pair = 0; pair < MAX_ENTRIES; pair++) {
+            cache.create(keyOf(pair), pair, true);
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        snapshot(cache, bytes);
+        snapshot = new ByteArrayInputStream(bytes.toByteArray());
         for (int i = 0; i < 20_000; i++) {
             operate(cache, random); // warm-up: every path loaded, compiled and initialized
         }
         releaseAll(cache);
         long createsBefore = cache.stats().creates();
         creates = 0;
+        restored = 0;
+        written = 0;
         fill();
         for (int i = 0; i < OPERATIONS; i++) {
             try {
@@ -85,15 +115,31 @@ final class HeapExhaustionDriver {
         loosen(Long.MAX_VALUE);
         System.gc();
         check(cache, createsBefore);
-        System.out.println(DONE + " failures=" + failures + " (ballast at the end: " + pieces + " pieces)");
+        System.out.println(DONE + " failures=" + failures + " (pairs restored " + restored + ", snapshot bytes written "
+                + written + ", ballast at the end " + pieces + " pieces)");
     }
 
-    /** One random operation; the driver's bookkeeping follows the contract's word on what a throwing call did. */
+    /**
+     * One random operation; the driver's bookkeeping follows the contract's word on what a throwing
+     * call did. A snapshot first makes room in the heap for its buffers (a random amount up to 96 KiB
+     * of ballast), and a restore in the cache too, so that either may fail anywhere from its first
+     * buffer on.
+     */
     private void operate(DedupCache cache, SplittableRandom random) {
         int pair = random.nextInt(PAIRS);
         int key = keyOf(pair);
         long value = pair;
-        switch (random.nextInt(9)) {
+        switch (random.nextInt(11)) {
+            case 9:
+                loosen(random.nextInt(96 * 1024));
+                snapshot(cache, sink);
+                break;
+            case 10:
+                cache.shrink(MAX_ENTRIES / 2);
+                loosen(random.nextInt(96 * 1024));
+                snapshot.reset();
+                restore(cache, snapshot);
+                break;
             case 0:
             case 1:
                 if (cache.create(key, value, random.nextBoolean())) {
@@ -138,6 +184,22 @@ final class HeapExhaustionDriver {
             default:
                 cache.shrink(1 + random.nextInt(32));
                 break;
+        }
+    }
+
+    private static void snapshot(DedupCache cache, OutputStream out) {
+        try {
+            cache.writeSnapshot(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // never: neither stream throws
+        }
+    }
+
+    private void restore(DedupCache cache, ByteArrayInputStream in) {
+        try {
+            restored += cache.readSnapshot(in);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // never: the snapshot is whole
         }
     }
 
