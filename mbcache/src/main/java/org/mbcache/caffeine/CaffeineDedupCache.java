@@ -1073,8 +1073,9 @@ public final class CaffeineDedupCache implements DedupCache {
      * group got there first; then the caller falls back to the compute.
      */
     private boolean insertFirst(Integer boxedKey, Entry entry) {
+        Entry[] group = {entry}; // allocated before the count: a Throwable here counts nothing
         entryCount.incrementAndGet();
-        if (groupMap.putIfAbsent(boxedKey, new Entry[] {entry}) == null) {
+        if (groupMap.putIfAbsent(boxedKey, group) == null) {
             return true;
         }
         entryCount.decrementAndGet();
@@ -1104,9 +1105,10 @@ public final class CaffeineDedupCache implements DedupCache {
         @Override
         public Entry[] apply(Integer key, Entry[] group) {
             if (group == null) {
+                Entry[] single = {entry}; // allocated before the count: a Throwable here counts nothing
                 entryCount.incrementAndGet(); // before Caffeine publishes it: size() never undercounts
                 inserted = true;
-                return new Entry[] {entry};
+                return single;
             }
             if (indexOfValue(group, entry.value) >= 0) {
                 return group;
