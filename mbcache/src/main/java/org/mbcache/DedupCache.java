@@ -227,7 +227,7 @@ public interface DedupCache extends AutoCloseable {
      * @return the number of pairs written
      * @throws IOException if {@code out} throws
      * @throws java.io.InterruptedIOException if the thread is interrupted while the call waits for
-     *     another snapshot of the cache, in a backend that runs one at a time (the kernel port); the
+     *     another snapshot of the cache, in a backend that runs one at a time ({@link MbCache}); the
      *     thread's interrupt status is set again, nothing was written
      * @throws NullPointerException if {@code out} is null
      * @throws IllegalStateException if the cache is closed (also when it is closed during the call,

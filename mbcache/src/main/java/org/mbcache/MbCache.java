@@ -732,8 +732,10 @@ public final class MbCache implements DedupCache {
         /**
          * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4. The table takes
          * 28 bytes a bucket up front (the head word, the wide key filter and three array references;
-         * 40 without compressed references), 28 KiB at the default and 28 GiB or more at 30, so
-         * {@code build()} throws {@link OutOfMemoryError} where the heap is smaller than that.
+         * 40 without compressed references), 28 KiB at the default and 28 GiB or more at 30.
+         * {@code build()} throws {@link IllegalArgumentException} where 16 bytes a bucket already
+         * exceed the maximum heap, and may throw {@link OutOfMemoryError} where the heap holds that
+         * but not the whole table.
          *
          * @param bucketBits in {@code [0, 30]}
          * @return this builder

@@ -44,8 +44,8 @@ import org.mbcache.DedupCache;
  *   <li>{@code cache.chain.cap.reclaims}: {@link CacheStats#chainCapReclaims()}.</li>
  * </ul>
  *
- * <p><b>Cost of a scrape.</b> {@code stats()} sums striped counters and, on {@code MbCache}, takes
- * the lock that reclaim passes hold, so the counters do not call it once each: the first counter
+ * <p><b>Cost of a scrape.</b> {@code stats()} sums striped counters and, on {@code MbCache} and
+ * {@code CompactMbCache}, takes the lock that reclaim passes hold, so the counters do not call it once each: the first counter
  * read takes a snapshot and the counters read within the next 100 milliseconds (the rest of a
  * scrape) reuse it. So the counters of one scrape come from one snapshot and agree with each other,
  * and each may lag the cache by up to 100 milliseconds. Snapshots are taken one at a time, so a
