@@ -41,7 +41,8 @@ import org.mbcache.internal.Snapshots;
  * <p><b>Failures.</b> On the kernel port an {@link OutOfMemoryError} (or any other
  * {@link Throwable}) from an allocation inside an operation reaches the caller and leaves the cache
  * consistent: no lock held, no reference leaked, no entry half created; the Caffeine backend keeps
- * to that in its own code, but Caffeine allocates inside its own computes. A
+ * to that in its own code, but Caffeine allocates inside its own computes (a failure there can
+ * leave {@link #size()} one above the entries held). A
  * {@link StackOverflowError} inside an operation is survived by neither backend: it can leave a
  * lock held (a bucket's bit, the LRU lock, Caffeine's eviction lock) and later calls waiting for it
  * forever. Do not call the cache at the edge of the stack.
