@@ -11,14 +11,15 @@ import org.mbcache.caffeine.CaffeineDedupCache;
 /**
  * The program {@link HeapExhaustionTest} runs in a fresh JVM with a small heap: it fills the heap
  * with ballast until an allocation fails, then drives a cache with random operations (snapshots
- * written and restored among them), each of which
- * may meet an {@link OutOfMemoryError} at whatever allocation it reaches first (the ballast is
- * loosened by a random amount up to 2 KiB after each failure, and tightened again after each
- * success).
- * Then it drops the ballast and checks that the cache is whole: every reference it still holds
- * released, no pair held by anybody else (each cached pair's {@code deleteOrGet} removes it), the
- * size what the lookups find, the statistics' books balanced, the chains well formed (the compact
- * layout), and every pair creatable again once all were deleted (no request or entry left behind). Prints {@value #DONE} and the failures it met, or throws.
+ * written and restored among them), each of which may meet an {@link OutOfMemoryError} at
+ * whatever allocation it reaches first: the ballast is loosened by a random amount up to 2 KiB
+ * after each failure, and tightened again after each success.
+ *
+ * <p>Then it drops the ballast and checks that the cache is whole: every reference it still holds
+ * released, no pair held by anybody else (each cached pair's {@code deleteOrGet} removes it), every
+ * pair creatable again once all were deleted (no request or entry left behind), the chains well
+ * formed (the compact layout) and, on the kernel port, the size what the lookups find and the
+ * statistics' books balanced. Prints {@value #DONE} and the failures it met, or throws.
  *
  * <p>Everything the driver itself needs while the heap is full is allocated before: its
  * bookkeeping is primitive arrays, and a warm-up without ballast runs every operation first, so no
