@@ -844,7 +844,10 @@ public final class CompactMbCache implements DedupCache {
      * switches to hot mode.
      */
     private long tryAcquireMatching(long[] page, int slot, int key, long value, boolean byPair) {
-        int at = (slot & ((page.length >>> 1) - 1)) << 1;
+        // From the table's page mask, not the page's length: the length is in the page's header, and
+        // the slot's address would then wait for that load (at 10^7 entries a hit ran 7-12 % faster
+        // without it).
+        int at = table.valueIndex(slot);
         for (;;) {
             long meta = lvMeta(page, at);
             if (!matches(page, at, meta, key, value, byPair)) {
