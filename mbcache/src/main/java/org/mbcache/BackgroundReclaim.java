@@ -177,11 +177,20 @@ final class BackgroundReclaim {
          * {@code mb_cache_shrink}), counted in the cache's statistics and flight-recorder events as
          * a pass of {@code kind}.
          *
+         * <p>A pass given a {@code floor} reads the exact entry count once it holds the reclaim lock,
+         * and if the count is below the floor it does nothing (scans nothing, and is neither counted
+         * nor recorded) and returns 0: the create's synchronous pass, decided on a count that passes
+         * running meanwhile may have taken down, then has nothing left to do.
+         *
          * @param nrToScan the most entries the pass looks at
          * @param kind why the pass runs
+         * @param floor the count below which the pass does nothing; {@link #NO_FLOOR} for always
          * @return the number of entries freed
          */
-        long reclaim(long nrToScan, ReclaimPassEvent.Kind kind);
+        long reclaim(long nrToScan, ReclaimPassEvent.Kind kind, long floor);
+
+        /** A pass's {@code floor} that lets it run whatever the count. */
+        long NO_FLOOR = Long.MIN_VALUE;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -204,7 +213,8 @@ final class BackgroundReclaim {
      *       thread ({@code maxEntries / 16} at most in all) when several do.</li>
      * </ul>
      * At the bound it schedules a background pass; at twice the bound it also hands a stale pending
-     * pass over again and runs a synchronous pass of {@link MbCache#SYNC_SHRINK_BATCH} here. A
+     * pass over again and runs a synchronous pass of {@link MbCache#SYNC_SHRINK_BATCH} here, which
+     * does nothing if, once it holds the reclaim lock, the exact count is below twice the bound. A
      * create below the bound reads the one shared estimate word, written once per batch of adds,
      * and allocates nothing.
      */
@@ -226,7 +236,10 @@ final class BackgroundReclaim {
         schedule();
         if (count >= synchronousThreshold) {
             resubmitStale();
-            reclaimer.reclaim(MbCache.SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
+            // Still at twice the bound once the pass holds the lock, or nothing: between this
+            // count and the lock, background passes (or another creator's synchronous pass) may
+            // have taken the count down, and a pass of 64 on top would then empty a small cache.
+            reclaimer.reclaim(MbCache.SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS, synchronousThreshold);
         }
     }
 
@@ -321,7 +334,7 @@ final class BackgroundReclaim {
         boolean settled = false; // replaced or cleared here: the finally leaves the field alone
         try {
             if (!closed.getAsBoolean()) {
-                long freed = reclaimer.reclaim(batch, ReclaimPassEvent.Kind.BACKGROUND);
+                long freed = reclaimer.reclaim(batch, ReclaimPassEvent.Kind.BACKGROUND, Reclaimer.NO_FLOOR);
                 if (freed > 0 && lvContinuingOn() != Thread.currentThread()) {
                     if (atTheBound()) {
                         settled = handOverNextPass(pass);

@@ -1418,12 +1418,23 @@ public final class CompactMbCache implements DedupCache {
      * @return the number of entries freed
      */
     private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind) {
+        return reclaim(nrToScan, kind, BackgroundReclaim.Reclaimer.NO_FLOOR);
+    }
+
+    /**
+     * {@link #reclaim(long, ReclaimPassEvent.Kind)}, or nothing if the exact count, read once the
+     * reclaim lock is held, is below {@code floor} (see {@link BackgroundReclaim.Reclaimer}).
+     */
+    private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind, long floor) {
         ReclaimPassEvent event = ReclaimPassEvent.beginIfEnabled(kind);
         long scanned = 0;
         long freed = 0;
         long secondChances = 0;
         reclaimLock.lock();
         try {
+            if (floor != BackgroundReclaim.Reclaimer.NO_FLOOR && entryCount.snapshot() < floor) {
+                return 0;
+            }
             countReclaimPass(kind);
             int end = table.end();
             long slots = end - 1L;

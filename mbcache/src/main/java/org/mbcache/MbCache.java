@@ -1395,12 +1395,23 @@ public final class MbCache implements DedupCache {
      * @return the number of entries freed
      */
     private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind) {
+        return reclaim(nrToScan, kind, BackgroundReclaim.Reclaimer.NO_FLOOR);
+    }
+
+    /**
+     * {@link #reclaim(long, ReclaimPassEvent.Kind)}, or nothing if the exact count, read once the
+     * list lock is held, is below {@code floor} (see {@link BackgroundReclaim.Reclaimer}).
+     */
+    private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind, long floor) {
         ReclaimPassEvent event = ReclaimPassEvent.beginIfEnabled(kind);
         long scanned = 0;
         long freed = 0;
         long secondChances = 0;
         lru.lock.lock();
         try {
+            if (floor != BackgroundReclaim.Reclaimer.NO_FLOOR && entryCount.snapshot() < floor) {
+                return 0;
+            }
             countReclaimPass(kind);
             long deadDropped = 0;
             long fruitless = 0; // entries moved in a row without freeing one or clearing a flag

@@ -11,7 +11,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.Parameter;
@@ -341,6 +343,47 @@ class BackgroundReclaimTest {
             assertTrue(cache.size() <= 1024, "size " + cache.size());
         } finally {
             executor.shutdownNow();
+        }
+    }
+
+    /**
+     * A create at twice the bound decides on a synchronous pass, and before that pass holds the
+     * reclaim lock the background passes take the count below the bound: the synchronous pass then
+     * has nothing to do and frees nothing, and the cache keeps what the background passes left it
+     * (a pass of 64 on top would have emptied this cache of 64). Made deterministic by an executor
+     * that drops every task until the pending pass is stale, and then, asked by the creating thread
+     * to take the pass handed over again, runs the whole chain before it returns.
+     */
+    @Test
+    void aSynchronousPassOvertakenByTheBackgroundPassesFreesNothing() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        AtomicBoolean dropping = new AtomicBoolean(true);
+        AtomicReference<DedupCache> built = new AtomicReference<>();
+        Thread creator = Thread.currentThread();
+        Executor executor = task -> {
+            if (dropping.get()) {
+                return; // accepted and never run: the pass goes stale
+            }
+            pool.execute(task);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (Thread.currentThread() == creator && passPending(built.get())) {
+                assertTrue(System.nanoTime() < deadline, "the background passes do not end");
+                Thread.onSpinWait();
+            }
+        };
+        try (DedupCache cache = cache(64, executor)) {
+            built.set(cache);
+            createRange(cache, 0, 128);
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(BackgroundReclaim.STALE_PASS_NANOS) + 100);
+            dropping.set(false);
+
+            assertTrue(cache.create(128, 128, true)); // at twice the bound: hand-over, then the synchronous pass
+
+            assertEquals(64 - BATCH + 1, cache.size(), "the background passes' 60, and the new entry");
+            assertEquals(0, cache.stats().synchronousReclaimPasses());
+            assertEquals(17, cache.stats().backgroundReclaimPasses(), "128 down to 60 in batches of 4");
+        } finally {
+            pool.shutdownNow();
         }
     }
 
