@@ -97,6 +97,11 @@ import org.mbcache.internal.Saturating;
  * second access mode. The failure-logged flag is plain: a race logs at worst two warnings.
  */
 final class BackgroundReclaim {
+    /** Entries a create-time synchronous reclaim pass scans (kernel {@code SYNC_SHRINK_BATCH}). */
+    static final int SYNC_SHRINK_BATCH = 64;
+    /** The background pass scans {@code maxEntries / SHRINK_DIVISOR} (kernel {@code SHRINK_DIVISOR}). */
+    static final int SHRINK_DIVISOR = 16;
+
 
     /** A pending background pass older than this when the synchronous threshold is hit is handed over again. */
     static final long STALE_PASS_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -163,7 +168,7 @@ final class BackgroundReclaim {
         this.entryCount = entryCount;
         this.maxEntries = maxEntries;
         this.synchronousThreshold = Saturating.twice(maxEntries);
-        this.batch = Math.max(1, maxEntries / MbCache.SHRINK_DIVISOR);
+        this.batch = Math.max(1, maxEntries / SHRINK_DIVISOR);
         this.loggerName = loggerName;
         this.reclaimer = reclaimer;
         this.closed = closed;
@@ -213,7 +218,7 @@ final class BackgroundReclaim {
      *       thread ({@code maxEntries / 16} at most in all) when several do.</li>
      * </ul>
      * At the bound it schedules a background pass; at twice the bound it also hands a stale pending
-     * pass over again and runs a synchronous pass of {@link MbCache#SYNC_SHRINK_BATCH} here, which
+     * pass over again and runs a synchronous pass of {@link #SYNC_SHRINK_BATCH} here, which
      * does nothing if, once it holds the reclaim lock, the exact count is below twice the bound. A
      * create below the bound reads the one shared estimate word, written once per batch of adds,
      * and allocates nothing.
@@ -239,7 +244,7 @@ final class BackgroundReclaim {
             // Still at twice the bound once the pass holds the lock, or nothing: between this
             // count and the lock, background passes (or another creator's synchronous pass) may
             // have taken the count down, and a pass of 64 on top would then empty a small cache.
-            reclaimer.reclaim(MbCache.SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS, synchronousThreshold);
+            reclaimer.reclaim(SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS, synchronousThreshold);
         }
     }
 

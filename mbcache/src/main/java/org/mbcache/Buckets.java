@@ -83,60 +83,12 @@ import org.mbcache.MbCache.Entry;
  * copy with the two words interleaved (one line for both) measured the same, and one array of 2^31
  * longs for {@code bucketBits} 30 is more than a Java array can hold.
  *
- * <h2>The keyed index</h2>
- * The kernel picks a bucket with {@code hash_32} ({@link MbCache#hash32}), a fixed function: whoever
- * chooses keys (and content hashes are chosen by whoever writes content) can aim any number of
- * distinct keys at one bucket. Here the bucket of a key is {@code (a * key + b) mod 2^64}, its top
- * {@code bucketBits} bits, with {@code a} (odd) and {@code b} drawn per cache from
- * {@link SecureRandom}: Dietzfelbinger's multiply-add-shift, a 2-independent family for 32-bit keys,
- * so two distinct keys chosen without knowledge of the seed share a bucket with probability
- * {@code 1 / buckets}. Equal keys cannot be spread by any hash: {@link #reclaimForRoom} bounds the
- * chain instead.
- *
- * <p>The key goes in premixed ({@link #keyedHash(int, int, long, long)}): XORed with a secret word
- * of the seed and passed through a fixed bijection of 32 bits (an xorshift, an odd multiply, an
- * xorshift). A bijection keeps distinct keys distinct, so the family's bound holds as before. What
- * it removes is multiply-add-shift's weak spot: it promises pairs, not the longest chain, and keys
- * in arithmetic progression ({@code 0, 1, 2, ...} or {@code k * 4096}: sequence numbers, block
- * numbers) land on a Weyl sequence that a multiplier near a fraction with a small denominator folds
- * onto a few buckets. Without the premix about one seed in 190 put 32 or more of 64 consecutive
- * keys in one of 16 buckets, and one in 270 crowded 65,536 consecutive keys into a chain of 32 or
- * more at 16,384 buckets; with it none did, in 200,000 and 3,000 seeds (simulated; the longest
- * chains were 18 and 19), as for random keys. The secret keeps an attacker who knows the bijection
- * from choosing keys whose premixed values form such a progression. The index costs one 64-bit
- * multiply and an add, the premix a 32-bit multiply, two shifts and three XORs: a few cycles on the
- * way to the head word's address (measured: about 2 ns on a miss that stays in the processor's
- * caches, nothing beyond the noise once the table is larger than they are).
- *
- * <h2>Concurrency: the lock bit and the version (one place)</h2>
- * Everything but the lock words is plain fields and array slots, written only by the holder of the
- * bucket's lock bit. {@link #lock} turns the word from an even version to the next odd one with an
- * acquire CAS and then issues a store-store fence; {@link #unlock} advances it to the next even
- * value with a release store. The holder may replace {@code words[b]} or {@code entries[b]} with a
- * larger copy; the next holder sees the new arrays through the release/acquire pair.
- *
- * <p>Lookups read a bucket without its lock, as a seqlock reader ({@link
- * java.util.concurrent.locks.StampedLock#tryOptimisticRead}): load the version with acquire (odd:
- * give up), read the chain with plain loads, then {@link #validate}: an acquire fence (the chain's
- * loads complete first) and a second load of the word, which must be unchanged. Two orderings make
- * this sound on every JMM-conforming platform, not only on x86: the acquire load of the first version
- * orders every later load after it, so the reader sees at least the writes of every critical section
- * that ended before; and the store-store fence after the lock CAS orders the odd version before every
- * store of the critical section, so a reader that saw any store of a section in progress (a shifted
- * key, a new length, a new array) sees the odd or a later version on its second load. (An acquire CAS
- * alone orders only the loads after it: on aarch64 or POWER the section's stores could become
- * visible before the odd version, which is why {@code StampedLock} fences there too.) Racy reads
- * never fault: keys come from one {@code int[]} that also holds their count, every published array's
- * count fits its own capacity, and an index into {@code entries[b]} is checked against that array.
- * The version has 31 bits and wraps: a validation is fooled only if exactly a multiple of 2^31
- * critical sections ran on the one bucket while the reader stalled between its two loads (and the
- * filter half of the word came back the same), which takes over a minute of nothing but writes to
- * that bucket at the fastest a critical section runs (about 50 ns); the reader then answers from a
- * torn read: a miss, or a live entry out of order, never a dead one (the reference is taken by
- * increment-if-not-zero). A create that carries an absence its optimistic read proved into its
- * locked section ({@link #versionWithout}, {@link #lock}) compares the 31-bit version alone: under
- * the same coincidence, with the same pair inserted during the stall, it inserts the pair a second
- * time. The contract (section 5) states this bound and why it is accepted.
+ * <h2>The keyed index and the lock word</h2>
+ * A key's bucket is {@link KeyedIndex}'s; the head word is a {@link BucketLockWord}, whose class
+ * comment has the seqlock argument that lets lookups read a chain without the bit. Racy reads of
+ * this table never fault: keys come from one {@code int[]} that also holds their count, every
+ * published array's count fits its own capacity, and an index into {@code entries[b]} is checked
+ * against that array.
  *
  * <p>A hit takes its reference with increment-if-not-zero <em>before</em> it validates: if the
  * version is unchanged, no critical section ran between the first load and the CAS, so the entry was
@@ -145,19 +97,15 @@ import org.mbcache.MbCache.Entry;
  * only reaches zero under its bucket bit (reclaim, {@code deleteOrGet}, the chain cap), so a count
  * above zero seen with a stable version is an entry in its chain.
  *
- * <p>Paths that must not fail halfway are kept shallow and allocation-free: {@link #unlock} is one
- * load and one store, and every method that may allocate (a chain or request array growing) does so
+ * <p>Paths that must not fail halfway are kept shallow and allocation-free: {@link #unlock} is
+ * {@link BucketLockWord#unlock}, and every method that may allocate (a chain or request array growing) does so
  * before it changes anything, so an {@link OutOfMemoryError} there leaves the bucket as it was.
  */
 final class Buckets {
-    private static final VarHandle LOCK_WORD = MethodHandles.arrayElementVarHandle(long[].class);
-    /** Spins with {@link Thread#onSpinWait()} before each yield while the bit is taken. */
-    private static final int SPINS_BEFORE_YIELD = 64;
-    private static final long LOCKED = 1;
-    /** The lock bit and the version: the low half of a head word. */
-    private static final long VERSION_MASK = 0xFFFF_FFFFL;
-    /** The key filter: the high half of a head word. */
-    private static final long FILTER_MASK = ~VERSION_MASK;
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final long LOCKED = BucketLockWord.LOCKED;
+    private static final long VERSION_MASK = BucketLockWord.VERSION_MASK;
+    private static final long FILTER_MASK = BucketLockWord.FILTER_MASK;
 
     // Layout of words[b].
     static final int LENGTH = 0;
@@ -210,65 +158,23 @@ final class Buckets {
         requests = new long[count][];
         Arrays.fill(words, NO_WORDS);
         Arrays.fill(entries, NO_ENTRIES);
-        long[] seed = seed(hashSeed);
-        multiplier = seed[0] | 1L;
-        increment = seed[1];
+        long[] seed = KeyedIndex.seed(hashSeed);
+        multiplier = KeyedIndex.multiplier(seed);
+        increment = KeyedIndex.increment(seed);
         valueMultiplier = seed[2] | 1L;
-        premixSecret = premixSecret(seed);
-    }
-
-    /**
-     * Four 64-bit words: from {@link SecureRandom}, or expanded from a fixed seed (SplitMix64). The
-     * keyed index takes the multiplier from the first, the increment from the second and the premix
-     * secret from the fourth ({@link #premixSecret}); {@code Buckets} takes its value fingerprint's
-     * multiplier from the third.
-     */
-    static long[] seed(Long hashSeed) {
-        if (hashSeed == null) {
-            SecureRandom random = new SecureRandom();
-            return new long[] {random.nextLong(), random.nextLong(), random.nextLong(), random.nextLong()};
-        }
-        long state = hashSeed;
-        long[] seed = new long[4];
-        for (int i = 0; i < seed.length; i++) {
-            long z = (state += 0x9E3779B97F4A7C15L);
-            z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-            z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-            seed[i] = z ^ (z >>> 31);
-        }
-        return seed;
+        premixSecret = KeyedIndex.premixSecret(seed);
     }
 
     int count() {
         return words.length;
     }
 
-    /** The premix secret of a {@link #seed}: the low half of its fourth word. */
-    static int premixSecret(long[] seed) {
-        return (int) seed[3];
-    }
-
     /**
-     * The keyed index of both layouts (this class comment's "The keyed index"): {@code a * p + b mod
-     * 2^64}, where {@code p} is the key premixed, {@code key ^ premixSecret} through a fixed
-     * bijection of 32 bits (xorshift 16, odd multiply, xorshift 15: the first round of a
-     * well-avalanching 32-bit integer hash). Its top bits pick the bucket; the layouts take their
-     * fingerprints and filter bits from the rest.
-     */
-    static long keyedHash(int key, int premixSecret, long multiplier, long increment) {
-        int p = key ^ premixSecret;
-        p ^= p >>> 16;
-        p *= 0x7FEB_352D;
-        p ^= p >>> 15;
-        return multiplier * (p & 0xFFFF_FFFFL) + increment;
-    }
-
-    /**
-     * The keyed hash of a key ({@link #keyedHash(int, int, long, long)}): its top {@code bucketBits}
+     * The keyed hash of a key ({@link KeyedIndex#keyedHash}): its top {@code bucketBits}
      * bits pick the bucket, the next 16 are the key's fingerprint.
      */
     private long keyedHash(int key) {
-        return keyedHash(key, premixSecret, multiplier, increment);
+        return KeyedIndex.keyedHash(key, premixSecret, multiplier, increment);
     }
 
     /** The bucket of a key (kernel {@code mb_cache_entry_head}): the keyed index of the class comment. */
@@ -326,56 +232,14 @@ final class Buckets {
     // The lock bit and the version
     // ---------------------------------------------------------------------------------------------
 
-    /**
-     * Takes bucket {@code b}'s lock bit (kernel {@code hlist_bl_lock}): a CAS from the current even
-     * version to the next odd one. Acquire: everything the previous holder wrote before its release
-     * store is visible after it. The store-store fence then orders the odd version before every store
-     * of the critical section (see the class comment). The opaque load first only reads the word to
-     * compare against.
-     *
-     * @return the even version the bit was taken from: equal to a version an optimistic read
-     *     validated ({@link #versionWithout}) exactly when no critical section ran in between
-     */
+    /** Takes bucket {@code b}'s lock bit: {@link BucketLockWord#lock}; returns the even version it was taken from. */
     long lock(int b) {
-        long word = (long) LOCK_WORD.getOpaque(heads, b);
-        if ((word & LOCKED) != 0 || !LOCK_WORD.weakCompareAndSetAcquire(heads, b, word, word + 1)) {
-            word = lockContended(heads, b);
-        }
-        VarHandle.storeStoreFence();
-        return word & VERSION_MASK;
+        return BucketLockWord.lock(heads, b);
     }
 
-    /**
-     * {@link #lock} once the first try failed: spins, then yields, until the bit of
-     * {@code words[b]} is taken; returns the word it was taken from. Also {@link CompactTable}'s.
-     */
-    static long lockContended(long[] words, int b) {
-        int spins = 0;
-        for (;;) {
-            // Opaque load: wait for the bit to clear without writing the contended line.
-            long word = (long) LOCK_WORD.getOpaque(words, b);
-            if ((word & LOCKED) == 0 && LOCK_WORD.weakCompareAndSetAcquire(words, b, word, word + 1)) {
-                return word;
-            }
-            if (++spins < SPINS_BEFORE_YIELD) {
-                Thread.onSpinWait();
-            } else {
-                spins = 0;
-                Thread.yield();
-            }
-        }
-    }
-
-    /**
-     * Drops the lock bit (kernel {@code hlist_bl_unlock}) by advancing the version to the next even
-     * value (wrapping within the low half, never carrying into the filter), with the filter as the
-     * critical section left it: a release store publishes the critical section's writes. Only the
-     * holder writes the word while it is odd, so a plain read of it suffices. One load and one store,
-     * no allocation, no call: nothing here can fail and leave the bit set.
-     */
+    /** Drops bucket {@code b}'s lock bit: {@link BucketLockWord#unlock}. */
     void unlock(int b) {
-        long word = (long) LOCK_WORD.get(heads, b);
-        LOCK_WORD.setRelease(heads, b, (word & FILTER_MASK) | ((word + 1) & VERSION_MASK));
+        BucketLockWord.unlock(heads, b);
     }
 
     /**
@@ -383,8 +247,7 @@ final class Buckets {
      * plain {@code long} store need not be), and racing lookups see an odd word and do not use it.
      */
     private void setFilterOpaque(int b, long filter) {
-        long word = (long) LOCK_WORD.get(heads, b);
-        LOCK_WORD.setOpaque(heads, b, (word & VERSION_MASK) | filter);
+        BucketLockWord.setFilterOpaque(heads, b, filter);
     }
 
     /**
@@ -393,18 +256,17 @@ final class Buckets {
      * while the holder is inside (the store-store fence of {@link #lock} orders this store after it).
      */
     private void setWideFilterOpaque(int b, long filter) {
-        LOCK_WORD.setOpaque(wideFilters, b, filter);
+        LONGS.setOpaque(wideFilters, b, filter);
     }
 
     /** The version to validate an optimistic read against; odd while a holder is inside. Acquire. */
     private long laVersion(int b) {
-        return (long) LOCK_WORD.getAcquire(heads, b);
+        return BucketLockWord.laHead(heads, b);
     }
 
     /** Whether no critical section began since {@code version} was read (see the class comment). */
     private boolean validate(int b, long version) {
-        VarHandle.acquireFence(); // the optimistic loads complete before the version is read again
-        return (long) LOCK_WORD.getOpaque(heads, b) == version;
+        return BucketLockWord.validate(heads, b, version);
     }
 
     /**
@@ -424,7 +286,7 @@ final class Buckets {
      * holder's own value.
      */
     private long wideFilter(int b) {
-        return (long) LOCK_WORD.getOpaque(wideFilters, b);
+        return (long) LONGS.getOpaque(wideFilters, b);
     }
 
     /**
@@ -607,7 +469,7 @@ final class Buckets {
     /** Index of the pair in bucket {@code b}'s chain, newest first, or -1. Lock held. */
     int indexOf(int b, int key, long value) {
         int keyPrint = keyFingerprint(key);
-        if (filtersLack((long) LOCK_WORD.get(heads, b), wideFilter(b), keyPrint)) {
+        if (filtersLack(BucketLockWord.lpHead(heads, b), wideFilter(b), keyPrint)) {
             return -1;
         }
         int[] w = words[b];
@@ -680,8 +542,8 @@ final class Buckets {
         w[KEYS + length] = fingerprint(entry.key, entry.value);
         entries[b][length] = entry;
         w[LENGTH] = length + 1;
-        setFilterOpaque(b, ((long) LOCK_WORD.get(heads, b) & FILTER_MASK) | filterBit(entry.key));
-        setWideFilterOpaque(b, (long) LOCK_WORD.get(wideFilters, b) | wideFilterBits(entry.key));
+        setFilterOpaque(b, (BucketLockWord.lpHead(heads, b) & FILTER_MASK) | filterBit(entry.key));
+        setWideFilterOpaque(b, (long) LONGS.get(wideFilters, b) | wideFilterBits(entry.key));
     }
 
     /** Unhashes the entry at chain index {@code index}, keeping the order of the rest. Lock held. */

@@ -43,6 +43,8 @@ package org.mbcache;
  *     backend: the values of their key) at the cache's chain cap (the contract, section 4). Exact.
  *     Honest workloads leave it at zero: a steady rise means colliding keys arrive faster than
  *     honest data makes them, an attack or a cap set too low.
+ * @param restores pairs a {@code readSnapshot} restored into the cache. Exact. Not counted in
+ *     {@code creates}: a warm restart shows here, not as a burst of creates.
  */
 public record CacheStats(
         long creates,
@@ -54,7 +56,8 @@ public record CacheStats(
         long backgroundReclaimPasses,
         long synchronousReclaimPasses,
         long requestedReclaimPasses,
-        long chainCapReclaims) {
+        long chainCapReclaims,
+        long restores) {
 
     /**
      * Validates that no counter is negative.
@@ -69,14 +72,37 @@ public record CacheStats(
      * @param synchronousReclaimPasses the value of {@link #synchronousReclaimPasses()}
      * @param requestedReclaimPasses the value of {@link #requestedReclaimPasses()}
      * @param chainCapReclaims the value of {@link #chainCapReclaims()}
+     * @param restores the value of {@link #restores()}
      * @throws IllegalArgumentException if a counter is negative
      */
     public CacheStats {
         if (creates < 0 || duplicatesRefused < 0 || lookupHits < 0 || lookupMisses < 0 || deletes < 0
                 || entriesReclaimed < 0 || backgroundReclaimPasses < 0 || synchronousReclaimPasses < 0
-                || requestedReclaimPasses < 0 || chainCapReclaims < 0) {
+                || requestedReclaimPasses < 0 || chainCapReclaims < 0 || restores < 0) {
             throw new IllegalArgumentException("cache counters cannot be negative");
         }
+    }
+
+    /**
+     * Statistics of a cache that restored nothing ({@link #restores()} 0).
+     *
+     * @param creates the value of {@link #creates()}
+     * @param duplicatesRefused the value of {@link #duplicatesRefused()}
+     * @param lookupHits the value of {@link #lookupHits()}
+     * @param lookupMisses the value of {@link #lookupMisses()}
+     * @param deletes the value of {@link #deletes()}
+     * @param entriesReclaimed the value of {@link #entriesReclaimed()}
+     * @param backgroundReclaimPasses the value of {@link #backgroundReclaimPasses()}
+     * @param synchronousReclaimPasses the value of {@link #synchronousReclaimPasses()}
+     * @param requestedReclaimPasses the value of {@link #requestedReclaimPasses()}
+     * @param chainCapReclaims the value of {@link #chainCapReclaims()}
+     * @throws IllegalArgumentException if a counter is negative
+     */
+    public CacheStats(long creates, long duplicatesRefused, long lookupHits, long lookupMisses, long deletes,
+                      long entriesReclaimed, long backgroundReclaimPasses, long synchronousReclaimPasses,
+                      long requestedReclaimPasses, long chainCapReclaims) {
+        this(creates, duplicatesRefused, lookupHits, lookupMisses, deletes, entriesReclaimed,
+                backgroundReclaimPasses, synchronousReclaimPasses, requestedReclaimPasses, chainCapReclaims, 0);
     }
 
     /**

@@ -22,6 +22,7 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
+import org.mbcache.internal.Lifecycle;
 import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
 
@@ -205,7 +206,6 @@ public final class CompactMbCache implements DedupCache {
     private static final long ALREADY_CACHED = -1L;
     /** What {@link #hash} answers a restore's create whose chain is at the cap: nothing created. */
     private static final long CHAIN_FULL = -4L;
-    private static final int SYNC_SHRINK_BATCH = MbCache.SYNC_SHRINK_BATCH;
     /**
      * Slots a reclaim pass looks ahead of its hand: it loads the bucket lines of the claimable ones
      * among the next 16 together ({@link CompactTable#touchBucketsOfClaimable}), so that their cache
@@ -228,6 +228,7 @@ public final class CompactMbCache implements DedupCache {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             // As in MbCache: classes an operation would otherwise initialize late, mid-pass.
             lookup.ensureInitialized(BackgroundReclaim.class);
+            lookup.ensureInitialized(BucketLockWord.class);
             lookup.ensureInitialized(ReclaimPassEvent.class);
             lookup.ensureInitialized(ReclaimPassEvent.Kind.class);
             lookup.ensureInitialized(ChainCapEvent.class);
@@ -238,22 +239,21 @@ public final class CompactMbCache implements DedupCache {
         }
     }
 
-    private static final int LOOKUP_HITS = 0;
-    private static final int LOOKUP_MISSES = 1;
-    private static final int DUPLICATES_REFUSED = 2;
-    private static final int CHAIN_CAP_RECLAIMS = 3;
-    private static final int CREATES = 4;
-    private static final int DELETES = 5;
-
     private final CompactTable table;
     private final int bucketBits;
     private final long maxEntries;
     private final int chainCap;
     private final EntryCount entryCount;
-    private final StripedStatistics statistics = new StripedStatistics(6);
+    /** Open or closed, and the answers to calls that race {@code close()}. */
+    private final Lifecycle lifecycle = new Lifecycle();
+    /** The reclaim lock, the pass loop, the counters of {@link #stats()}. */
+    private final ReclaimBooks books;
+    /** The counters of events outside any lock (the books'). */
+    private final StripedStatistics statistics;
     /** One queue: waits are rare; every waiter re-checks its own slot after a wake-up. */
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(0);
-    private final ReentrantLock reclaimLock = new ReentrantLock();
+    /** The books' lock. */
+    private final ReentrantLock reclaimLock;
     private final MemoryPressureRegistry.Registration pressureRegistration;
     /** The create's reclaim triggers and the background passes they start: {@link BackgroundReclaim}. */
     private final BackgroundReclaim backgroundReclaim;
@@ -269,13 +269,6 @@ public final class CompactMbCache implements DedupCache {
      * would contend on (the blackhole of JMH, in one comparison).
      */
     private long touchSentinel = System.nanoTime() | 1L << 62;
-    private volatile boolean closed;
-    private volatile boolean tornDown;
-    // Reclaim statistics, written under the reclaim lock.
-    private long entriesReclaimed;
-    private long backgroundReclaimPasses;
-    private long synchronousReclaimPasses;
-    private long requestedReclaimPasses;
 
     private CompactMbCache(Builder builder) {
         this(builder, 1L << builder.options.bucketBits());
@@ -299,11 +292,15 @@ public final class CompactMbCache implements DedupCache {
         long slotsWanted = 4 * Math.min(maxEntries, 1L << 30);
         int slotBits = Math.max(12, Math.min(30, 64 - Long.numberOfLeadingZeros(slotsWanted - 1)));
         int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
-        this.table = new CompactTable((int) buckets, slotBits, Math.min(pageBits, slotBits), Buckets.seed(options.hashSeed()));
+        this.table = new CompactTable((int) buckets, slotBits, Math.min(pageBits, slotBits), KeyedIndex.seed(options.hashSeed()));
         this.entryCount = new EntryCount(maxEntries);
+        this.books = new ReclaimBooks(entryCount, lifecycle, this);
+        this.statistics = books.statistics;
+        this.reclaimLock = books.lock;
+        books.sweepWith(new ClockSweep());
         this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, CompactMbCache.class.getName(),
-                this::reclaim, () -> closed);
-        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(this) : null;
+                books, lifecycle::isClosed);
+        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(books) : null;
     }
 
     /**
@@ -461,7 +458,7 @@ public final class CompactMbCache implements DedupCache {
         int bucket = table.bucketOfHash(keyed);
         long seen = versionWithout(bucket, keyed, key, value);
         if (seen == CONTAINED) {
-            statistics.add(DUPLICATES_REFUSED, 1);
+            statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
             return false;
         }
         // Before the free list's CAS and the bit's: the chain's misses overlap one another, and,
@@ -480,17 +477,17 @@ public final class CompactMbCache implements DedupCache {
         }
         if (outcome == ALREADY_CACHED) {
             table.freeUnused(slot);
-            statistics.add(DUPLICATES_REFUSED, 1);
+            statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
             return false;
         }
         if (outcome == CHAIN_FULL) {
             table.freeUnused(slot);
             return false;
         }
-        statistics.add(CREATES, 1);
+        statistics.add(restore ? ReclaimBooks.RESTORES : ReclaimBooks.CREATES, 1);
         int reclaimed = (int) outcome;
         if (reclaimed != 0) {
-            statistics.add(CHAIN_CAP_RECLAIMS, reclaimed);
+            statistics.add(ReclaimBooks.CHAIN_CAP_RECLAIMS, reclaimed);
         }
         if (outcome != 0) {
             ChainCapEvent.commitIfEnabled(this, key, (int) (outcome >>> 32), chainCap, reclaimed);
@@ -523,7 +520,7 @@ public final class CompactMbCache implements DedupCache {
     private int allocateSlot() {
         int slot = table.allocate();
         if (slot == 0) {
-            reclaim(SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
+            books.reclaim(BackgroundReclaim.SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
             slot = table.allocate();
             if (slot == 0) {
                 throw new IllegalStateException("every slot of " + this + " is in use: callers hold too many entries");
@@ -555,8 +552,8 @@ public final class CompactMbCache implements DedupCache {
             if (lockedAt != seen && positionOfPair(bucket, key, print, value) >= 0) {
                 return ALREADY_CACHED;
             }
-            if (closed) {
-                throw new IllegalStateException("cache is closed");
+            if (lifecycle.isClosed()) {
+                throw Lifecycle.closedWhileCreating();
             }
             if (restore && table.length(bucket) >= chainCap) {
                 return CHAIN_FULL;
@@ -758,11 +755,11 @@ public final class CompactMbCache implements DedupCache {
                          boolean object) {
         long head = table.laVersion(bucket);
         if (table.turnsAway(bucket, head, table.filterMixOfHash(keyed))) {
-            return acquire ? NO_ENTRY : CompactTable.versionOf(head);
+            return acquire ? NO_ENTRY : BucketLockWord.versionOf(head);
         }
         int print = table.fingerprintOfHash(keyed);
         int length = table.length(bucket);
-        if (CompactTable.locked(head)) { // length() is in [0, 2^slotBits) whatever was read: never negative
+        if (BucketLockWord.locked(head)) { // length() is in [0, 2^slotBits) whatever was read: never negative
             return RETRY;
         }
         int first = CompactTable.firstInline(length);
@@ -808,7 +805,7 @@ public final class CompactMbCache implements DedupCache {
             }
             return RETRY;
         }
-        return !table.validate(bucket, head) ? RETRY : acquire ? NO_ENTRY : CompactTable.versionOf(head);
+        return !table.validate(bucket, head) ? RETRY : acquire ? NO_ENTRY : BucketLockWord.versionOf(head);
     }
 
     /**
@@ -882,29 +879,19 @@ public final class CompactMbCache implements DedupCache {
      */
     private long countLookup(long found) {
         long answer = found != NO_ENTRY ? found : missUnlessClosed();
-        statistics.add(answer != NO_ENTRY ? LOOKUP_HITS : LOOKUP_MISSES, 1);
+        statistics.add(answer != NO_ENTRY ? ReclaimBooks.LOOKUP_HITS : ReclaimBooks.LOOKUP_MISSES, 1);
         return answer;
     }
 
-    /**
-     * A lookup's miss: {@link #NO_ENTRY}, or the closed cache's exception if {@code close()} ran
-     * meanwhile (MbCache's argument, with a slot's count where it has an entry's state): a miss
-     * racing close could be a pair held until the close, zeroed or unhashed by it. {@code close()}
-     * sets {@code closed} before it zeroes a count or empties a chain, so a lookup that saw either
-     * reads it set.
-     */
+    /** A lookup's miss: {@link #NO_ENTRY}, or the closed cache's exception if {@code close()} ran meanwhile ({@link Lifecycle}). */
     private long missUnlessClosed() {
-        ensureOpen();
+        lifecycle.missUnlessClosed();
         return NO_ENTRY;
     }
 
-    /**
-     * The exception for a handle the caller does not hold: "cache is closed" where {@code close()}
-     * took the reference (it zeroes every count after setting {@code closed}, so a release that
-     * found the count zeroed sees {@code closed} set), else {@code misuse}.
-     */
+    /** The exception for a handle the caller does not hold, or "cache is closed" ({@link Lifecycle#referenceNotHeld}). */
     private IllegalStateException referenceNotHeld(String misuse) {
-        return new IllegalStateException(closed ? "cache is closed" : misuse);
+        return lifecycle.referenceNotHeld(misuse);
     }
 
     /**
@@ -950,7 +937,7 @@ public final class CompactMbCache implements DedupCache {
         }
         if (freed != 0) {
             entryCount.add(-1);
-            statistics.add(DELETES, 1);
+            statistics.add(ReclaimBooks.DELETES, 1);
         }
         return handle;
     }
@@ -1090,7 +1077,7 @@ public final class CompactMbCache implements DedupCache {
      * the slots freed before it show the next generation.
      */
     private boolean isStale(long meta, long handle) {
-        return generation(meta) != generationOf(handle) || (count(meta) == 0 && !closed);
+        return generation(meta) != generationOf(handle) || (count(meta) == 0 && !lifecycle.isClosed());
     }
 
     /**
@@ -1175,7 +1162,7 @@ public final class CompactMbCache implements DedupCache {
         int at = table.valueIndex((int) handle);
         int generation = generationOf(handle);
         int slot = (int) handle;
-        boolean unused = unusedWaiters.await(this, () -> closed || !markWaitingUnlessUnused(slot, page, at, generation), nanos);
+        boolean unused = unusedWaiters.await(this, () -> lifecycle.isClosed() || !markWaitingUnlessUnused(slot, page, at, generation), nanos);
         ensureOpen();
         return unused;
     }
@@ -1409,81 +1396,60 @@ public final class CompactMbCache implements DedupCache {
         if (nrToScan < 0) {
             throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
         }
-        return reclaim(nrToScan, ReclaimPassEvent.Kind.REQUESTED);
+        return books.reclaim(nrToScan, ReclaimPassEvent.Kind.REQUESTED);
     }
 
     /**
-     * One pass of the clock over up to {@code nrToScan} live entries (see the implementation notes).
-     *
-     * @return the number of entries freed
+     * The compact layout's step of a reclaim pass, run by {@link ReclaimBooks} under the reclaim
+     * lock: the clock's hand moves over the slots in table order, frees an unreferenced slot nobody
+     * holds and clears a referenced one's flag (see the implementation notes). Ahead of the hand it
+     * loads the bucket lines of the claimable slots ({@link CompactTable#touchBucketsOfClaimable}),
+     * so that the claims' misses overlap.
      */
-    private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind) {
-        return reclaim(nrToScan, kind, BackgroundReclaim.Reclaimer.NO_FLOOR);
-    }
+    private final class ClockSweep implements ReclaimBooks.Sweep {
+        private int end;
+        private int touchedFrom;
+        private int touchedTo;
+        private long touched;
 
-    /**
-     * {@link #reclaim(long, ReclaimPassEvent.Kind)}, or nothing if the exact count, read once the
-     * reclaim lock is held, is below {@code floor} (see {@link BackgroundReclaim.Reclaimer}).
-     */
-    private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind, long floor) {
-        ReclaimPassEvent event = ReclaimPassEvent.beginIfEnabled(kind);
-        long scanned = 0;
-        long freed = 0;
-        long secondChances = 0;
-        reclaimLock.lock();
-        try {
-            if (floor != BackgroundReclaim.Reclaimer.NO_FLOOR && entryCount.snapshot() < floor) {
-                return 0;
-            }
-            countReclaimPass(kind);
-            int end = table.end();
-            long slots = end - 1L;
-            long looked = 0;
-            long sinceProgress = 0;
-            long fruitless = 0;
-            boolean untilOneFreed = kind == ReclaimPassEvent.Kind.SYNCHRONOUS;
-            int touchedFrom = 0;
-            int touchedTo = 0;
-            long touched = 0;
-            while ((scanned < nrToScan || untilOneFreed && freed == 0 && fruitless < SYNC_SHRINK_BATCH)
-                    && looked < 2 * slots && sinceProgress < slots) {
-                int slot = hand < end ? hand : 1;
-                hand = slot + 1;
-                if (slot < touchedFrom || slot >= touchedTo) {
-                    touchedFrom = slot;
-                    touchedTo = Math.min(end, slot + RECLAIM_LOOKAHEAD);
-                    touched += table.touchBucketsOfClaimable(touchedFrom, touchedTo);
-                }
-                looked++;
-                sinceProgress++;
-                long[] page = table.slotPage(slot);
-                int at = table.valueIndex(slot);
-                long meta = lvMeta(page, at);
-                if (count(meta) == 0) {
-                    continue;
-                }
-                scanned++;
-                if ((meta & REFERENCED) == 0 && count(meta) == 1 && claim(slot, page, at, meta)) {
-                    freed++;
-                    sinceProgress = 0;
-                    fruitless = 0;
-                } else if ((meta & REFERENCED) != 0) {
-                    setFlag(page, at, generation(meta), REFERENCED, false);
-                    secondChances++;
-                    sinceProgress = 0;
-                    fruitless = 0;
-                } else {
-                    fruitless++;
-                }
-            }
-            entriesReclaimed += freed;
-            entryCount.addExactly(-freed);
-            consume(touched);
-        } finally {
-            reclaimLock.unlock();
+        @Override
+        public long beginPass() {
+            end = table.end();
+            touchedFrom = 0;
+            touchedTo = 0;
+            touched = 0;
+            return end - 1L;
         }
-        ReclaimPassEvent.commitIfEnabled(event, this, scanned, freed, secondChances);
-        return freed;
+
+        @Override
+        public int step() {
+            int slot = hand < end ? hand : 1;
+            hand = slot + 1;
+            if (slot < touchedFrom || slot >= touchedTo) {
+                touchedFrom = slot;
+                touchedTo = Math.min(end, slot + RECLAIM_LOOKAHEAD);
+                touched += table.touchBucketsOfClaimable(touchedFrom, touchedTo);
+            }
+            long[] page = table.slotPage(slot);
+            int at = table.valueIndex(slot);
+            long meta = lvMeta(page, at);
+            if (count(meta) == 0) {
+                return EMPTY;
+            }
+            if ((meta & REFERENCED) == 0 && count(meta) == 1 && claim(slot, page, at, meta)) {
+                return FREED;
+            }
+            if ((meta & REFERENCED) != 0) {
+                setFlag(page, at, generation(meta), REFERENCED, false);
+                return SECOND_CHANCE;
+            }
+            return KEPT;
+        }
+
+        @Override
+        public void endPass() {
+            consume(touched);
+        }
     }
 
     /**
@@ -1510,45 +1476,26 @@ public final class CompactMbCache implements DedupCache {
         return true;
     }
 
-    private void countReclaimPass(ReclaimPassEvent.Kind kind) {
-        if (kind == ReclaimPassEvent.Kind.BACKGROUND) {
-            backgroundReclaimPasses++;
-        } else if (kind == ReclaimPassEvent.Kind.SYNCHRONOUS) {
-            synchronousReclaimPasses++;
-        } else {
-            requestedReclaimPasses++;
-        }
-    }
-
     /** Whether a background pass is pending or running (for tests). */
     boolean backgroundReclaimPending() {
         return backgroundReclaim.pending();
     }
 
-    /** The memory-pressure shrinker: a pass over half the entries. Called by {@link MemoryPressureRegistry}. */
+    /** The memory-pressure shrinker ({@link ReclaimBooks#onMemoryPressure}); for tests. */
     void onMemoryPressure() {
-        if (closed) {
-            return;
-        }
-        long count = entryCount.snapshot();
-        if (count > 0) {
-            reclaim(Math.max(1, count / 2), ReclaimPassEvent.Kind.MEMORY_PRESSURE);
-        }
+        books.onMemoryPressure();
+    }
+
+    /** What this cache registers with {@link MemoryPressureRegistry}; for tests. */
+    MemoryPressureRegistry.Shrinker shrinker() {
+        return books;
     }
 
     /** {@inheritDoc} */
     @Override
     public CacheStats stats() {
         ensureOpen();
-        reclaimLock.lock();
-        try {
-            return new CacheStats(statistics.sum(CREATES), statistics.sum(DUPLICATES_REFUSED),
-                    statistics.sum(LOOKUP_HITS), statistics.sum(LOOKUP_MISSES), statistics.sum(DELETES),
-                    entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
-                    requestedReclaimPasses, statistics.sum(CHAIN_CAP_RECLAIMS));
-        } finally {
-            reclaimLock.unlock();
-        }
+        return books.stats();
     }
 
     /**
@@ -1559,8 +1506,7 @@ public final class CompactMbCache implements DedupCache {
      */
     @Override
     public void close() {
-        closed = true;
-        if (tornDown) {
+        if (!lifecycle.beginClose()) {
             return;
         }
         if (pressureRegistration != null) {
@@ -1593,7 +1539,7 @@ public final class CompactMbCache implements DedupCache {
             reclaimLock.unlock();
         }
         unusedWaiters.wakeAll();
-        tornDown = true;
+        lifecycle.tornDown();
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -1757,14 +1703,12 @@ public final class CompactMbCache implements DedupCache {
     }
 
     private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException("cache is closed");
-        }
+        lifecycle.ensureOpen();
     }
 
     @Override
     public String toString() {
         return "CompactMbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", chainCap=" + chainCap
-                + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
+                + (lifecycle.isClosed() ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
     }
 }

@@ -172,11 +172,8 @@ final class CompactTable implements HotReferences.Host {
      */
     private static final int BUCKET_PAGE_BITS = 12;
     private static final int BUCKET_PAGE_MASK = (1 << BUCKET_PAGE_BITS) - 1;
-    private static final long LOCKED = 1;
-    /** The lock bit and the version: the low half of a head word. */
-    private static final long VERSION_MASK = 0xFFFF_FFFFL;
-    /** The key filter: the high half of a head word. */
-    private static final long FILTER_MASK = ~VERSION_MASK;
+    private static final long LOCKED = BucketLockWord.LOCKED;
+    private static final long FILTER_MASK = BucketLockWord.FILTER_MASK;
     /** The odd multiplier of {@link #filterMix} (SplitMix64's first). */
     private static final long FILTER_MULTIPLIER = 0xBF58_476D_1CE4_E5B9L;
     /**
@@ -227,7 +224,7 @@ final class CompactTable implements HotReferences.Host {
      * @param buckets the bucket count, in {@code [1, 2^30]}
      * @param slotBits log2 of the most slots
      * @param slotPageBits log2 of the slots a page
-     * @param seed the keyed index's seed ({@link Buckets#seed})
+     * @param seed the keyed index's seed ({@link KeyedIndex#seed})
      */
     CompactTable(int buckets, int slotBits, int slotPageBits, long[] seed) {
         if (buckets < 1 || buckets > MAX_BUCKETS) {
@@ -239,9 +236,9 @@ final class CompactTable implements HotReferences.Host {
         this.rebuildEvery = Math.min(REBUILD_EVERY, 1 << (32 - slotBits));
         this.slotPageBits = slotPageBits;
         this.slotPageMask = (1 << slotPageBits) - 1;
-        this.multiplier = seed[0] | 1L;
-        this.increment = seed[1];
-        this.premixSecret = Buckets.premixSecret(seed);
+        this.multiplier = KeyedIndex.multiplier(seed);
+        this.increment = KeyedIndex.increment(seed);
+        this.premixSecret = KeyedIndex.premixSecret(seed);
         int pages = (int) ((buckets + (long) BUCKET_PAGE_MASK) >>> BUCKET_PAGE_BITS);
         headPages = new long[pages][];
         bucketPages = new long[pages][];
@@ -270,7 +267,7 @@ final class CompactTable implements HotReferences.Host {
      * it, so a lookup or a create computes it once and passes it on.
      */
     long keyedHash(int key) {
-        return Buckets.keyedHash(key, premixSecret, multiplier, increment);
+        return KeyedIndex.keyedHash(key, premixSecret, multiplier, increment);
     }
 
     /** The bucket of a key, by its {@link #keyedHash}. */
@@ -341,52 +338,24 @@ final class CompactTable implements HotReferences.Host {
         return (b & BUCKET_PAGE_MASK) * HEAD_LONGS;
     }
 
-    /**
-     * Takes the lock bit (acquire CAS, then a store-store fence); returns the version it took (the
-     * even low half of the head word: equal to one an optimistic read validated exactly when no
-     * critical section ran in between, up to the version's wrap).
-     */
+    /** Takes bucket {@code b}'s lock bit: {@link BucketLockWord#lock}; returns the even version it was taken from. */
     long lock(int b) {
-        long[] page = headPage(b);
-        int at = headIndex(b);
-        long word = (long) LONGS.getOpaque(page, at);
-        if ((word & LOCKED) != 0 || !LONGS.weakCompareAndSetAcquire(page, at, word, word + 1)) {
-            word = Buckets.lockContended(page, at);
-        }
-        VarHandle.storeStoreFence();
-        return word & VERSION_MASK;
+        return BucketLockWord.lock(headPage(b), headIndex(b));
     }
 
-    /**
-     * Drops the lock bit: a release store of the next even version (wrapping within the low half,
-     * never carrying into the filter), with the filter as the critical section left it. One load,
-     * one store.
-     */
+    /** Drops bucket {@code b}'s lock bit: {@link BucketLockWord#unlock}. */
     void unlock(int b) {
-        long[] page = headPage(b);
-        int at = headIndex(b);
-        long word = (long) LONGS.get(page, at);
-        LONGS.setRelease(page, at, (word & FILTER_MASK) | ((word + 1) & VERSION_MASK));
+        BucketLockWord.unlock(headPage(b), headIndex(b));
     }
 
-    /** The head word an optimistic read starts from (acquire); its version is odd while a holder is inside. */
+    /** The head word an optimistic read starts from: {@link BucketLockWord#laHead}. */
     long laVersion(int b) {
-        return (long) LONGS.getAcquire(headPage(b), headIndex(b));
+        return BucketLockWord.laHead(headPage(b), headIndex(b));
     }
 
-    /** The version half of a head word, as {@link #lock} returns it. */
-    static long versionOf(long head) {
-        return head & VERSION_MASK;
-    }
-
-    /** Whether no critical section began since {@code head} was read: an acquire fence, then the word again. */
+    /** Whether no critical section began since {@code head} was read: {@link BucketLockWord#validate}. */
     boolean validate(int b, long head) {
-        VarHandle.acquireFence();
-        return (long) LONGS.getOpaque(headPage(b), headIndex(b)) == head;
-    }
-
-    static boolean locked(long head) {
-        return (head & LOCKED) != 0;
+        return BucketLockWord.validate(headPage(b), headIndex(b), head);
     }
 
     /**
@@ -420,7 +389,7 @@ final class CompactTable implements HotReferences.Host {
     private void setFilters(int b, long head, long wide) {
         long[] page = headPage(b);
         int at = headIndex(b);
-        LONGS.setOpaque(page, at, ((long) LONGS.get(page, at) & VERSION_MASK) | head);
+        BucketLockWord.setFilterOpaque(page, at, head);
         LONGS.setOpaque(page, at + 1, wide);
     }
 
@@ -866,11 +835,10 @@ final class CompactTable implements HotReferences.Host {
 
     /** The cells of at most MAX_HOT_ENTRIES hot slots, each named by its occupant (identity bits and slot). */
     private final HotCellTable hotCells = new HotCellTable();
-    /** Per vote slot, the handle (slot and generation) the contention vote favours; racy on purpose. */
-    private final long[] contended = new long[CONTENTION_SLOTS];
-    /** Per vote slot, the favoured occupant's net votes. */
-    private final int[] contentionVotes = new int[CONTENTION_SLOTS];
-    private static final int CONTENTION_SLOTS = 4;
+    /** The hot-mode vote over failed CASes of slots' meta words. */
+    private final ContentionVote contentionVote = new ContentionVote();
+    /** Per slot of {@link #contentionVote}, the handle (slot and generation) it favours; racy on purpose. */
+    private final long[] contended = new long[ContentionVote.SLOTS];
 
     @Override
     public long lvWord(long at) {
@@ -907,24 +875,16 @@ final class CompactTable implements HotReferences.Host {
 
     /**
      * Notes a failed CAS on the meta word of the occupant {@code handle} (slot and generation) and
-     * answers whether it has been contended often enough to switch to hot mode: MbCache's majority
-     * vote ({@code MbCache.noteContention}), by handle instead of entry. Plain fields, racy on
-     * purpose: a lost or torn vote only moves a switch, which is correct whenever it happens.
+     * answers whether it has been contended often enough to switch to hot mode ({@link ContentionVote},
+     * by handle).
      */
     boolean noteContention(long handle) {
-        int v = ((int) handle * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(CONTENTION_SLOTS));
-        int votes = contentionVotes[v];
-        if (contended[v] == handle) {
-            contentionVotes[v] = votes + 1;
-            return votes + 1 >= HotReferences.HOT_SWITCH_VOTES;
+        int slot = ContentionVote.slotOf((int) handle);
+        int verdict = contentionVote.tally(slot, contended[slot] == handle);
+        if (verdict == ContentionVote.TAKE_OVER) {
+            contended[slot] = handle;
         }
-        if (votes > 0) {
-            contentionVotes[v] = votes - 1;
-        } else {
-            contended[v] = handle;
-            contentionVotes[v] = 1;
-        }
-        return false;
+        return verdict == ContentionVote.SWITCH;
     }
 
     // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@ package org.mbcache;
 
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import org.mbcache.internal.Saturating;
 
 /**
  * The options of both kernel-port builders ({@link MbCache.Builder}, {@link CompactMbCache.Builder}),
@@ -16,7 +18,50 @@ import java.util.concurrent.Executor;
  */
 final class KernelPortOptions {
 
-    private int bucketBits = MbCache.DEFAULT_BUCKET_BITS;
+    /** Largest {@code bucketBits}: a table of 2^30 buckets is the most a Java array index allows. */
+    static final int MAX_BUCKET_BITS = 30;
+    /** Default {@code bucketBits}: ext4's. */
+    static final int DEFAULT_BUCKET_BITS = 10;
+    /** The smallest default chain cap, whatever the load. */
+    static final int MIN_DEFAULT_CHAIN_CAP = 32;
+
+    /**
+     * The default chain cap for a table: twice the mean chain length at twice {@code maxEntries},
+     * plus 16, and at least {@value #MIN_DEFAULT_CHAIN_CAP}. With the keyed index, chain lengths at
+     * that load are Poisson-distributed around the mean {@code m}, and a chain reaches
+     * {@code max(32, 2m + 16)} with probability below 1e-10 per bucket for every {@code m} (worst
+     * near m = 8 to 16; 3e-13 at m = 32, the default load): a table of a million buckets at twice
+     * its maxEntries sees one chain reach the cap with odds below 1 in 10,000. The work of any one
+     * operation stays within a small multiple of an honest chain's. That is for a typical seed: a
+     * 2-independent index promises pairs, not the longest chain, and roughly one seed in
+     * {@code 2^32 / buckets} draws a multiplier near a fraction with a small denominator, which
+     * crowds even random keys into part of the table. Such a cache stays correct and bounded; its
+     * crowded chains lose old entries to the cap, which {@code chainCapReclaims} shows.
+     */
+    static int defaultChainCap(long maxEntries, int bucketBits) {
+        return defaultChainCapOfBuckets(maxEntries, 1L << bucketBits);
+    }
+
+    /** {@link #defaultChainCap}'s rule for any bucket count (the compact layout's need not be a power of two). */
+    static int defaultChainCapOfBuckets(long maxEntries, long buckets) {
+        long twiceMax = Saturating.twice(maxEntries);
+        // Rounded up without adding first: twiceMax saturates at Long.MAX_VALUE ("no bound").
+        long meanAtTwiceMax = twiceMax / buckets + (twiceMax % buckets == 0 ? 0 : 1);
+        long cap = 2 * Math.min(meanAtTwiceMax, Integer.MAX_VALUE / 4) + 16;
+        return (int) Math.max(MIN_DEFAULT_CHAIN_CAP, cap);
+    }
+
+    /** The default background-reclaim executor of both layouts, created on first use (initialization-on-demand holder). */
+    private static final class ReclaimThread {
+        static final Executor EXECUTOR = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "mbcache-reclaim");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+
+    private int bucketBits = DEFAULT_BUCKET_BITS;
     private boolean bucketBitsSet;
     private long maxEntries;
     private Executor executor;
@@ -27,9 +72,9 @@ final class KernelPortOptions {
 
     /** Sets log2 of the bucket count; throws {@link IllegalArgumentException} if outside {@code [0, 30]}. */
     void bucketBits(int bucketBits) {
-        if (bucketBits < 0 || bucketBits > MbCache.MAX_BUCKET_BITS) {
+        if (bucketBits < 0 || bucketBits > MAX_BUCKET_BITS) {
             throw new IllegalArgumentException(
-                    "bucketBits must be in [0, " + MbCache.MAX_BUCKET_BITS + "], was " + bucketBits);
+                    "bucketBits must be in [0, " + MAX_BUCKET_BITS + "], was " + bucketBits);
         }
         this.bucketBits = bucketBits;
         this.bucketBitsSet = true;
@@ -86,19 +131,19 @@ final class KernelPortOptions {
         return maxEntries > 0 ? maxEntries : (1L << bucketBits) * entriesPerBucket;
     }
 
-    /** {@return the chain cap as set, or {@link MbCache#defaultChainCap} for this table at {@code maxEntries}} */
+    /** {@return the chain cap as set, or {@link #defaultChainCap} for this table at {@code maxEntries}} */
     int chainCap(long maxEntries) {
-        return chainCap > 0 ? chainCap : MbCache.defaultChainCap(maxEntries, bucketBits);
+        return chainCap > 0 ? chainCap : defaultChainCap(maxEntries, bucketBits);
     }
 
     /** {@return the chain cap as set, or the same rule for a table of {@code buckets} buckets, any count} */
     int chainCap(long maxEntries, long buckets) {
-        return chainCap > 0 ? chainCap : MbCache.defaultChainCapOfBuckets(maxEntries, buckets);
+        return chainCap > 0 ? chainCap : defaultChainCapOfBuckets(maxEntries, buckets);
     }
 
     /** {@return the executor as set, or the shared daemon thread {@code mbcache-reclaim}} */
     Executor executor() {
-        return executor != null ? executor : MbCache.defaultExecutor();
+        return executor != null ? executor : ReclaimThread.EXECUTOR;
     }
 
     /** {@return the create strategy, {@link CreateStrategy#REQUEST_LIST} unless set} */

@@ -30,8 +30,8 @@ final class Lru {
     /** Stack tops 32 references (128 bytes with compressed oops) apart, each on its own lines. */
     private static final int STRIDE = 32;
 
-    /** Guards the list fields below; held by reclaim passes, purges and close. */
-    final ReentrantLock lock = new ReentrantLock();
+    /** Guards the list fields below: the cache's reclaim lock, held by reclaim passes, purges and close. */
+    final ReentrantLock lock;
     private Entry head;
     private Entry tail;
     /** Entries on the list, dead ones included. Lock held. */
@@ -63,7 +63,14 @@ final class Lru {
      */
     private final StripedCounter deadEntries;
 
-    Lru(long deadEntriesBatch) {
+    /**
+     * An empty list.
+     *
+     * @param deadEntriesBatch how far the dead-entry estimate may trail (see {@link StripedCounter})
+     * @param lock the lock that guards the list: the cache's reclaim lock
+     */
+    Lru(long deadEntriesBatch, ReentrantLock lock) {
+        this.lock = lock;
         int stacks = StripedStatistics.stripeCount();
         appendTops = new Entry[(stacks + 1) * STRIDE];
         stackMask = stacks - 1;

@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
+import org.mbcache.internal.Lifecycle;
 import org.mbcache.internal.Saturating;
 import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
@@ -207,56 +208,8 @@ public final class MbCache implements DedupCache {
      * (reclaim) and whether it is closed.
      */
 
-    /** Entries a create-time synchronous reclaim pass scans (kernel {@code SYNC_SHRINK_BATCH}). */
-    static final int SYNC_SHRINK_BATCH = 64;
-    /** The background pass scans {@code maxEntries / SHRINK_DIVISOR} (kernel {@code SHRINK_DIVISOR}). */
-    static final int SHRINK_DIVISOR = 16;
-    /** Largest {@code bucketBits}: a table of 2^30 buckets is the most a Java array index allows. */
-    static final int MAX_BUCKET_BITS = 30;
-    /** Default {@code bucketBits}: ext4's. */
-    static final int DEFAULT_BUCKET_BITS = 10;
     /** Default {@code maxEntries}, per bucket. */
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 16;
-    /** The smallest default chain cap, whatever the load. */
-    static final int MIN_DEFAULT_CHAIN_CAP = 32;
-
-
-    /**
-     * The kernel's {@code hash_32(key, bits)}: multiply by the golden-ratio constant as an unsigned
-     * 32-bit number and keep the top {@code bits} bits; bucket 0 when {@code bits == 0}. This is
-     * what the kernel does; the port picks buckets with a keyed hash instead (see {@link Buckets}),
-     * because {@code hash_32} lets whoever chooses keys aim them all at one bucket.
-     */
-    static int hash32(int key, int bits) {
-        return bits == 0 ? 0 : (key * 0x61C88647) >>> (32 - bits);
-    }
-
-    /**
-     * The default chain cap for a table: twice the mean chain length at twice {@code maxEntries},
-     * plus 16, and at least {@value #MIN_DEFAULT_CHAIN_CAP}. With the keyed index, chain lengths at
-     * that load are Poisson-distributed around the mean {@code m}, and a chain reaches
-     * {@code max(32, 2m + 16)} with probability below 1e-10 per bucket for every {@code m} (worst
-     * near m = 8 to 16; 3e-13 at m = 32, the default load): a table of a million buckets at twice
-     * its maxEntries sees one chain reach the cap with odds below 1 in 10,000. The work of any one
-     * operation stays within a small multiple of an honest chain's. That is for a typical seed: a
-     * 2-independent index promises pairs, not the longest chain, and roughly one seed in
-     * {@code 2^32 / buckets} (one in 4,000 at a million buckets, one in 4 million at ext4's 1,024;
-     * simulated) draws a multiplier near a fraction with a small denominator, which crowds even
-     * random keys into part of the table. Such a cache stays correct and bounded; its crowded chains
-     * lose old entries to the cap, which {@code chainCapReclaims} shows.
-     */
-    static int defaultChainCap(long maxEntries, int bucketBits) {
-        return defaultChainCapOfBuckets(maxEntries, 1L << bucketBits);
-    }
-
-    /** {@link #defaultChainCap}'s rule for any bucket count (the compact layout's need not be a power of two). */
-    static int defaultChainCapOfBuckets(long maxEntries, long buckets) {
-        long twiceMax = Saturating.twice(maxEntries);
-        // Rounded up without adding first: twiceMax saturates at Long.MAX_VALUE ("no bound").
-        long meanAtTwiceMax = twiceMax / buckets + (twiceMax % buckets == 0 ? 0 : 1);
-        long cap = 2 * Math.min(meanAtTwiceMax, Integer.MAX_VALUE / 4) + 16;
-        return (int) Math.max(MIN_DEFAULT_CHAIN_CAP, cap);
-    }
 
     // ------------------------------------------------------------------------------------------
     // Entry: struct mb_cache_entry
@@ -626,6 +579,7 @@ public final class MbCache implements DedupCache {
             lookup.ensureInitialized(ChainCapEvent.class);
             lookup.ensureInitialized(MemoryPressureEvent.class);
             lookup.ensureInitialized(BackgroundReclaim.class);
+            lookup.ensureInitialized(BucketLockWord.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -649,29 +603,18 @@ public final class MbCache implements DedupCache {
     /** {@code null} for a cache built without memory-pressure reclaim. */
     private final MemoryPressureRegistry.Registration pressureRegistration;
 
-    /** {@link #statistics}' counters: the events {@link CacheStats} counts outside a lock. */
-    private static final int LOOKUP_HITS = 0;
-    private static final int LOOKUP_MISSES = 1;
-    private static final int DUPLICATES_REFUSED = 2;
-    private static final int CHAIN_CAP_RECLAIMS = 3;
-    private static final int CREATES = 4;
-    private static final int DELETES = 5;
-    private final StripedStatistics statistics = new StripedStatistics(6);
+    /** Open or closed, and the answers to calls that race {@code close()}. */
+    private final Lifecycle lifecycle = new Lifecycle();
+    /** The reclaim lock (also the LRU list's), the pass loop, the counters of {@link #stats()}. */
+    private final ReclaimBooks books;
+    /** The counters of events outside any lock (the books'). */
+    private final StripedStatistics statistics;
 
     /**
      * The create's reclaim triggers and the background passes they start (kernel
      * {@code c_shrink_work}) on the builder's executor; the protocol is {@link BackgroundReclaim}'s.
      */
     private final BackgroundReclaim backgroundReclaim;
-    private volatile boolean closed;
-    /** Whether a {@link #close()} has finished tearing down (dropped every entry, woken every waiter). */
-    private volatile boolean tornDown;
-
-    // Reclaim statistics: reclaim is not a hot path, and these are written under the LRU lock.
-    private long entriesReclaimed;
-    private long backgroundReclaimPasses;
-    private long synchronousReclaimPasses;
-    private long requestedReclaimPasses;
 
     private MbCache(Builder builder) {
         KernelPortOptions options = builder.options;
@@ -681,12 +624,15 @@ public final class MbCache implements DedupCache {
         this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
         this.chainCap = options.chainCap(maxEntries);
         this.createStrategy = options.createStrategy();
-        this.lru = new Lru(deadEntriesBatch(maxEntries));
         this.entryCount = new EntryCount(maxEntries);
-        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, MbCache.class.getName(),
-                this::reclaim, () -> closed);
+        this.books = new ReclaimBooks(entryCount, lifecycle, this);
+        this.statistics = books.statistics;
+        this.lru = new Lru(deadEntriesBatch(maxEntries), books.lock);
         this.buckets = new Buckets(bucketBits, options.hashSeed());
-        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(this) : null;
+        books.sweepWith(new LruSweep());
+        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, MbCache.class.getName(),
+                books, lifecycle::isClosed);
+        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(books) : null;
     }
 
     /**
@@ -829,7 +775,7 @@ public final class MbCache implements DedupCache {
         long capOutcome;
         if (createStrategy == CreateStrategy.REQUEST_LIST) {
             if (!requestPair(bucket, key, value)) {
-                statistics.add(DUPLICATES_REFUSED, 1);
+                statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
                 return false;
             }
             entry = allocateRequested(bucket, key, value, reusable);
@@ -838,11 +784,11 @@ public final class MbCache implements DedupCache {
             entry = new Entry(this, key, value, reusable);
             capOutcome = hashUnlessCached(bucket, entry);
             if (capOutcome == ALREADY_CACHED) {
-                statistics.add(DUPLICATES_REFUSED, 1);
+                statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
                 return false;
             }
         }
-        publishCreated(entry, capOutcome);
+        publishCreated(entry, capOutcome, ReclaimBooks.CREATES);
         return true;
     }
 
@@ -854,16 +800,16 @@ public final class MbCache implements DedupCache {
      * the entry hashed but unlisted, uncounted or held; the cap's flight-recorder event, which may
      * allocate, comes last.
      */
-    private void publishCreated(Entry entry, long capOutcome) {
+    private void publishCreated(Entry entry, long capOutcome, int counter) {
         int reclaimed = (int) capOutcome;
         lru.append(entry);
         entryCount.add(1L - reclaimed);
-        statistics.add(CREATES, 1);
+        statistics.add(counter, 1);
         try {
             releaseReference(entry); // kernel: mb_cache_entry_put, which wakes waiters too
         } finally {
             if (reclaimed != 0) {
-                statistics.add(CHAIN_CAP_RECLAIMS, reclaimed);
+                statistics.add(ReclaimBooks.CHAIN_CAP_RECLAIMS, reclaimed);
                 leaveDeadOnLru(reclaimed);
             }
         }
@@ -923,8 +869,8 @@ public final class MbCache implements DedupCache {
         buckets.lock(bucket);
         try {
             boolean requested = buckets.removeRequest(bucket, entry.key, entry.value);
-            if (!requested || closed) {
-                throw closedWhileCreating(); // close() dropped the request with the chain, or will
+            if (!requested || lifecycle.isClosed()) {
+                throw Lifecycle.closedWhileCreating(); // close() dropped the request with the chain, or will
             }
             return hashNewest(bucket, entry);
         } finally {
@@ -946,8 +892,8 @@ public final class MbCache implements DedupCache {
             if (buckets.indexOf(bucket, entry.key, entry.value) >= 0) {
                 return ALREADY_CACHED;
             }
-            if (closed) {
-                throw closedWhileCreating();
+            if (lifecycle.isClosed()) {
+                throw Lifecycle.closedWhileCreating();
             }
             return hashNewest(bucket, entry);
         } finally {
@@ -991,19 +937,19 @@ public final class MbCache implements DedupCache {
         ensureOpen();
         int bucket = buckets.bucketOf(key);
         if (buckets.versionWithout(bucket, key, value) == Buckets.CONTAINED) {
-            statistics.add(DUPLICATES_REFUSED, 1);
+            statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
             return false;
         }
         Entry entry = new Entry(this, key, value, reusable);
         long outcome = restoreUnlessCached(bucket, entry);
         if (outcome == ALREADY_CACHED) {
-            statistics.add(DUPLICATES_REFUSED, 1);
+            statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
             return false;
         }
         if (outcome == CHAIN_FULL) {
             return false;
         }
-        publishCreated(entry, outcome);
+        publishCreated(entry, outcome, ReclaimBooks.RESTORES);
         return true;
     }
 
@@ -1019,8 +965,8 @@ public final class MbCache implements DedupCache {
                     || buckets.indexOf(bucket, entry.key, entry.value) >= 0) {
                 return ALREADY_CACHED;
             }
-            if (closed) {
-                throw closedWhileCreating();
+            if (lifecycle.isClosed()) {
+                throw Lifecycle.closedWhileCreating();
             }
             if (buckets.length(bucket) >= chainCap) {
                 return CHAIN_FULL;
@@ -1029,11 +975,6 @@ public final class MbCache implements DedupCache {
         } finally {
             buckets.unlock(bucket);
         }
-    }
-
-    /** The contract's answer to a create that {@code close()} overtook. */
-    private static IllegalStateException closedWhileCreating() {
-        return new IllegalStateException("cache is closed");
     }
 
     /**
@@ -1117,27 +1058,13 @@ public final class MbCache implements DedupCache {
      */
     private Entry countLookup(Entry found) {
         Entry answer = found != null ? found : missUnlessClosed();
-        statistics.add(answer != null ? LOOKUP_HITS : LOOKUP_MISSES, 1);
+        statistics.add(answer != null ? ReclaimBooks.LOOKUP_HITS : ReclaimBooks.LOOKUP_MISSES, 1);
         return answer;
     }
 
-    /**
-     * A lookup's miss: null, or the closed cache's exception if {@code close()} ran meanwhile. A
-     * lookup that passed its {@link #ensureOpen} just before a close can find the chain emptied, or
-     * the entry killed, even for a pair held until the close; a miss would then say the pair is not
-     * cached, and from {@code deleteOrGet} that nobody holds it. So every miss re-reads
-     * {@link #closed}. Memory order: {@code close()} writes {@code closed} (volatile) before it
-     * empties any chain, each under its bucket bit, whose release (the unlock's release store)
-     * publishes the empty chain and the kills (volatile CASes of the entries' states). A lookup
-     * that saw the chain without the pair, or the entry dead, read what that close wrote: by an
-     * acquire load of the version it validated, by the acquire CAS that took the bucket bit, or by
-     * a CAS of the entry's state. Each of those reads happens after the close's write of
-     * {@code closed}, so the volatile read here sees it. A miss that read nothing of the close (the
-     * pair was never there) may see the cache open or closed: both are right for a call that
-     * overlapped the close.
-     */
+    /** A lookup's miss: null, or the closed cache's exception if {@code close()} ran meanwhile ({@link Lifecycle}). */
     private Entry missUnlessClosed() {
-        ensureOpen();
+        lifecycle.missUnlessClosed();
         return null;
     }
 
@@ -1199,7 +1126,7 @@ public final class MbCache implements DedupCache {
             buckets.unlock(bucket);
         }
         entryCount.add(-1);
-        statistics.add(DELETES, 1);
+        statistics.add(ReclaimBooks.DELETES, 1);
         leaveDeadOnLru(1);
         return null;
     }
@@ -1211,7 +1138,7 @@ public final class MbCache implements DedupCache {
      */
     private void leaveDeadOnLru(long count) {
         lru.addDeadEntries(count);
-        if (lru.deadEntriesEstimate() > Math.max(SYNC_SHRINK_BATCH, entryCount.estimate()) && lru.lock.tryLock()) {
+        if (lru.deadEntriesEstimate() > Math.max(BackgroundReclaim.SYNC_SHRINK_BATCH, entryCount.estimate()) && lru.lock.tryLock()) {
             try {
                 lru.purgeDead();
             } finally {
@@ -1262,7 +1189,7 @@ public final class MbCache implements DedupCache {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
-        boolean unused = unusedWaiters.await(entry, () -> closed || !entry.markWaitingUnlessUnused(), nanos);
+        boolean unused = unusedWaiters.await(entry, () -> lifecycle.isClosed() || !entry.markWaitingUnlessUnused(), nanos);
         ensureOpen();
         return unused;
     }
@@ -1305,39 +1232,22 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /** Slots of {@link #noteContention}'s vote, a power of two. */
-    private static final int CONTENTION_SLOTS = 4;
-    /** Per slot, the entry the contention vote favours (racy on purpose: see noteContention). */
-    private final Entry[] contendedEntries = new Entry[CONTENTION_SLOTS];
-    /** Per slot, the favoured entry's net votes. */
-    private final int[] contentionVotes = new int[CONTENTION_SLOTS];
+    /** The hot-mode vote over failed CASes of entries' state words. */
+    private final ContentionVote contentionVote = new ContentionVote();
+    /** Per slot of {@link #contentionVote}, the entry the vote favours (racy on purpose: see ContentionVote). */
+    private final Entry[] contendedEntries = new Entry[ContentionVote.SLOTS];
 
     /**
      * Notes a failed CAS on an entry's state word, and answers whether the entry has been contended
-     * often enough to switch to hot mode ({@link Entry}). A majority vote (Boyer-Moore) per slot, the
-     * slot picked by the key: a failure on the favoured entry adds a vote, one on another entry takes
-     * one away, and an entry takes over a slot with no votes left. An entry that most failures hit
-     * gets to {@link HotReferences#HOT_SWITCH_VOTES} quickly; entries that meet by chance (uniform keys)
-     * cancel each other out. Plain fields, racy on purpose: a lost or torn vote only moves a
-     * switch, which is correct whenever it happens; failures are rare except on a contended
-     * entry, which stops failing once hot.
-     *
-     * @return whether the entry has {@link HotReferences#HOT_SWITCH_VOTES} votes or more
+     * often enough to switch to hot mode ({@link ContentionVote}, by entry identity).
      */
     boolean noteContention(Entry entry) {
-        int slot = (entry.key * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(CONTENTION_SLOTS));
-        int votes = contentionVotes[slot];
-        if (contendedEntries[slot] == entry) {
-            contentionVotes[slot] = votes + 1;
-            return votes + 1 >= HotReferences.HOT_SWITCH_VOTES;
-        }
-        if (votes > 0) {
-            contentionVotes[slot] = votes - 1;
-        } else {
+        int slot = ContentionVote.slotOf(entry.key);
+        int verdict = contentionVote.tally(slot, contendedEntries[slot] == entry);
+        if (verdict == ContentionVote.TAKE_OVER) {
             contendedEntries[slot] = entry;
-            contentionVotes[slot] = 1;
         }
-        return false;
+        return verdict == ContentionVote.SWITCH;
     }
 
     /** How many entries are in hot mode now. */
@@ -1369,93 +1279,54 @@ public final class MbCache implements DedupCache {
         if (nrToScan < 0) {
             throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
         }
-        return reclaim(nrToScan, ReclaimPassEvent.Kind.REQUESTED);
+        return books.reclaim(nrToScan, ReclaimPassEvent.Kind.REQUESTED);
     }
 
     /**
-     * One reclaim pass over up to {@code nrToScan} entries from the LRU head (kernel
-     * {@code mb_cache_shrink}). A referenced or held entry loses its referenced flag and moves to the
-     * tail; any other is claimed (count 1 to 0) and unhashed. Entries already removed (by
-     * {@code deleteOrGet} or the chain cap) are dropped without counting.
-     *
-     * <p>Two bounds the kernel does not have: the pass stops once a whole turn of the list freed
-     * nothing and cleared no flag, so it ends even when every entry is held; and it looks at no more
-     * than twice the entries on the list when it started (one turn to clear flags, one to free), so
-     * threads that keep touching entries or keep creating cannot keep it, and the list lock that
-     * {@code close()} needs, forever.
-     *
-     * <p>One the kernel does not have either: a synchronous pass goes on past its 64 entries, within
-     * those bounds, until it has freed one, for as long as it makes progress: it stops once 64
-     * entries in a row were neither freed nor had a flag to clear (held ones). The kernel's can
-     * spend all 64 on second chances and free nothing, and a cache whose entries are all referenced
-     * then grows past {@code 2 * maxEntries}, which the contract forbids. The longer scan is paid
-     * once per flag: each one it clears is gone for the next pass. Held entries cost a pass at most
-     * 64 more; only the entries callers hold may take the cache past the bound.
-     *
-     * @return the number of entries freed
+     * The list layout's step of a reclaim pass (kernel {@code mb_cache_shrink}'s loop body), run by
+     * {@link ReclaimBooks} under the LRU lock, which is the reclaim lock: from the LRU head, a
+     * referenced or held entry loses its referenced flag and moves to the tail; any other is claimed
+     * (count 1 to 0) and unhashed. Entries already removed (by {@code deleteOrGet} or the chain cap)
+     * are dropped without counting. The pass acts on the list as it stood when it started: the
+     * append stacks are drained once, and the creates it overlaps stay on the stacks, behind the
+     * entries it moves to the tail.
      */
-    private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind) {
-        return reclaim(nrToScan, kind, BackgroundReclaim.Reclaimer.NO_FLOOR);
-    }
+    private final class LruSweep implements ReclaimBooks.Sweep {
+        private long deadDropped;
 
-    /**
-     * {@link #reclaim(long, ReclaimPassEvent.Kind)}, or nothing if the exact count, read once the
-     * list lock is held, is below {@code floor} (see {@link BackgroundReclaim.Reclaimer}).
-     */
-    private long reclaim(long nrToScan, ReclaimPassEvent.Kind kind, long floor) {
-        ReclaimPassEvent event = ReclaimPassEvent.beginIfEnabled(kind);
-        long scanned = 0;
-        long freed = 0;
-        long secondChances = 0;
-        lru.lock.lock();
-        try {
-            if (floor != BackgroundReclaim.Reclaimer.NO_FLOOR && entryCount.snapshot() < floor) {
-                return 0;
-            }
-            countReclaimPass(kind);
-            long deadDropped = 0;
-            long fruitless = 0; // entries moved in a row without freeing one or clearing a flag
-            // Drained once: the pass acts on the list as it stood when it started, and the creates
-            // it overlaps stay on the stacks, behind the entries it moves to the tail.
+        @Override
+        public long beginPass() {
+            deadDropped = 0;
             lru.drainAppendStacks();
-            long limit = 2 * lru.length();
-            long budget = Math.min(nrToScan, limit);
-            boolean untilOneFreed = kind == ReclaimPassEvent.Kind.SYNCHRONOUS;
-            while ((scanned < budget
-                    || untilOneFreed && freed == 0 && scanned < limit && fruitless < SYNC_SHRINK_BATCH)
-                    && fruitless < lru.length()) {
-                Entry entry = lru.pollOldest();
-                if (entry == null) {
-                    break;
-                }
-                int state = entry.lvState();
-                if (Entry.count(state) == 0) {
-                    deadDropped++;
-                    continue;
-                }
-                scanned++;
-                if ((state & Entry.REFERENCED) == 0 && Entry.count(state) == 1 && claimForReclaim(entry)) {
-                    freed++;
-                    fruitless = 0;
-                    continue;
-                }
-                if ((state & Entry.REFERENCED) != 0) {
-                    entry.setFlag(Entry.REFERENCED, false);
-                    secondChances++;
-                    fruitless = 0;
-                } else {
-                    fruitless++;
-                }
-                lru.addNewest(entry);
-            }
-            lru.forgetDeadEntries(deadDropped);
-            entriesReclaimed += freed;
-            entryCount.addExactly(-freed); // the pass's thread leaves no part of it in a cell
-        } finally {
-            lru.lock.unlock();
+            return lru.length();
         }
-        ReclaimPassEvent.commitIfEnabled(event, this, scanned, freed, secondChances);
-        return freed;
+
+        @Override
+        public int step() {
+            Entry entry = lru.pollOldest();
+            if (entry == null) {
+                return END;
+            }
+            int state = entry.lvState();
+            if (Entry.count(state) == 0) {
+                deadDropped++;
+                return EMPTY;
+            }
+            if ((state & Entry.REFERENCED) == 0 && Entry.count(state) == 1 && claimForReclaim(entry)) {
+                return FREED;
+            }
+            lru.addNewest(entry);
+            if ((state & Entry.REFERENCED) != 0) {
+                entry.setFlag(Entry.REFERENCED, false);
+                return SECOND_CHANCE;
+            }
+            return KEPT;
+        }
+
+        @Override
+        public void endPass() {
+            lru.forgetDeadEntries(deadDropped);
+        }
     }
 
     /** Claims an unused entry (count 1 to 0) and unhashes it, under its bucket bit. LRU lock held. */
@@ -1473,38 +1344,19 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /**
-     * Counts a pass for {@link CacheStats}: memory-pressure passes count as requested ones. Not a
-     * {@code switch}: one on an enum compiles to a synthetic class of its own, initialized at its
-     * first run, in the middle of a pass (see the static initializer of this class).
-     */
-    private void countReclaimPass(ReclaimPassEvent.Kind kind) {
-        if (kind == ReclaimPassEvent.Kind.BACKGROUND) {
-            backgroundReclaimPasses++;
-        } else if (kind == ReclaimPassEvent.Kind.SYNCHRONOUS) {
-            synchronousReclaimPasses++;
-        } else {
-            requestedReclaimPasses++; // REQUESTED, MEMORY_PRESSURE
-        }
-    }
-
     /** Whether a background pass is pending or running (for tests). */
     boolean backgroundReclaimPending() {
         return backgroundReclaim.pending();
     }
 
-    /**
-     * The memory-pressure shrinker: scans half the entries, so unused unreferenced entries go first
-     * and a second notification reaches the referenced ones. Called by {@link MemoryPressureRegistry}.
-     */
+    /** The memory-pressure shrinker ({@link ReclaimBooks#onMemoryPressure}); for tests. */
     void onMemoryPressure() {
-        if (closed) {
-            return;
-        }
-        long count = entryCount.snapshot();
-        if (count > 0) {
-            reclaim(Math.max(1, count / 2), ReclaimPassEvent.Kind.MEMORY_PRESSURE);
-        }
+        books.onMemoryPressure();
+    }
+
+    /** What this cache registers with {@link MemoryPressureRegistry}; for tests. */
+    MemoryPressureRegistry.Shrinker shrinker() {
+        return books;
     }
 
     /**
@@ -1516,15 +1368,7 @@ public final class MbCache implements DedupCache {
     @Override
     public CacheStats stats() {
         ensureOpen();
-        lru.lock.lock();
-        try {
-            return new CacheStats(statistics.sum(CREATES), statistics.sum(DUPLICATES_REFUSED),
-                    statistics.sum(LOOKUP_HITS), statistics.sum(LOOKUP_MISSES), statistics.sum(DELETES),
-                    entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
-                    requestedReclaimPasses, statistics.sum(CHAIN_CAP_RECLAIMS));
-        } finally {
-            lru.lock.unlock();
-        }
+        return books.stats();
     }
 
     /**
@@ -1538,8 +1382,7 @@ public final class MbCache implements DedupCache {
      */
     @Override
     public void close() {
-        closed = true;
-        if (tornDown) {
+        if (!lifecycle.beginClose()) {
             return;
         }
         // Every step below may be done twice (a second close() racing this one, or retrying after
@@ -1563,7 +1406,7 @@ public final class MbCache implements DedupCache {
             lru.lock.unlock();
         }
         unusedWaiters.wakeAll();
-        tornDown = true;
+        lifecycle.tornDown();
     }
 
     /** Entries of the LRU list a snapshot walk looks at per hold of the LRU lock. */
@@ -1715,7 +1558,7 @@ public final class MbCache implements DedupCache {
     }
 
     private void ensureOpen() {
-        if (closed) {
+        if (lifecycle.isClosed()) {
             throw new IllegalStateException("cache is closed");
         }
     }
@@ -1731,7 +1574,7 @@ public final class MbCache implements DedupCache {
      * kill sees {@code closed} set here.
      */
     IllegalStateException referenceNotHeld(String misuse) {
-        return new IllegalStateException(closed ? "cache is closed" : misuse);
+        return lifecycle.referenceNotHeld(misuse);
     }
 
     /** The argument as an entry of this cache, or the contract's exception. */
@@ -1746,20 +1589,6 @@ public final class MbCache implements DedupCache {
     @Override
     public String toString() {
         return "MbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", chainCap=" + chainCap
-                + ", createStrategy=" + createStrategy + (closed ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
-    }
-
-    /** The shared default executor {@code mbcache-reclaim}, of both layouts (see {@link KernelPortOptions#executor()}). */
-    static Executor defaultExecutor() {
-        return ReclaimThread.EXECUTOR;
-    }
-
-    /** The default background-reclaim executor, created on first use (initialization-on-demand holder). */
-    private static final class ReclaimThread {
-        static final Executor EXECUTOR = Executors.newSingleThreadExecutor(task -> {
-            Thread thread = new Thread(task, "mbcache-reclaim");
-            thread.setDaemon(true);
-            return thread;
-        });
+                + ", createStrategy=" + createStrategy + (lifecycle.isClosed() ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
     }
 }

@@ -23,13 +23,13 @@ import javax.management.openmbean.CompositeData;
  * says "Old" or "Tenured"; every heap pool that supports one on single-generation collectors), unless
  * the application set one already, and listens for the JVM's
  * {@link MemoryNotificationInfo#MEMORY_COLLECTION_THRESHOLD_EXCEEDED} notifications: "after a
- * collection, the old generation is still this full". Each notification calls
- * {@link MbCache#onMemoryPressure()} (or {@link CompactMbCache#onMemoryPressure()}) on every registered cache, and records a
- * {@link MemoryPressureEvent} when a JFR recording enables it.
+ * collection, the old generation is still this full". Each notification calls every registered
+ * {@link Shrinker}, and records a {@link MemoryPressureEvent} when a JFR recording enables it.
  *
- * <p>The registry holds caches only through weak references: a cache that leaves (on
- * {@link MbCache#close()}) is forgotten at once, and one that is dropped without closing stays
- * collectable and is purged from the set when the collector clears its reference.
+ * <p>The registry holds shrinkers only through weak references: a cache that leaves (on
+ * {@code close()}) is forgotten at once, and one that is dropped without closing stays collectable
+ * (with its shrinker, which only the cache holds) and is purged from the set when the collector
+ * clears the reference.
  */
 final class MemoryPressureRegistry {
 
@@ -38,24 +38,34 @@ final class MemoryPressureRegistry {
     /** Old-generation occupancy after a collection that counts as pressure. */
     static final int THRESHOLD_PERCENT = 80;
 
-    /** A cache's membership; weak, so the registry never keeps a cache reachable. */
-    static final class Registration extends WeakReference<DedupCache> {
-        Registration(DedupCache cache, ReferenceQueue<DedupCache> queue) {
-            super(cache, queue);
+    /**
+     * What a cache registers (kernel {@code struct shrinker}): the callback the registry calls on
+     * heap pressure. Each kernel-port cache registers its {@link ReclaimBooks}; the cache holds it,
+     * and nothing else needs to.
+     */
+    interface Shrinker {
+        /** Answers heap pressure: frees what the cache can spare; nothing once it is closed. */
+        void onMemoryPressure();
+    }
+
+    /** A cache's membership; weak, so the registry never keeps a cache's shrinker (or the cache) reachable. */
+    static final class Registration extends WeakReference<Shrinker> {
+        Registration(Shrinker shrinker, ReferenceQueue<Shrinker> queue) {
+            super(shrinker, queue);
         }
     }
 
     private final Set<Registration> registrations = ConcurrentHashMap.newKeySet();
-    private final ReferenceQueue<DedupCache> collected = new ReferenceQueue<>();
+    private final ReferenceQueue<Shrinker> collected = new ReferenceQueue<>();
     private volatile boolean listening;
 
     private MemoryPressureRegistry() {}
 
     /** Adds a cache (kernel {@code register_shrinker}); called when the cache is built. */
-    Registration register(DedupCache cache) {
+    Registration register(Shrinker shrinker) {
         expungeCollected();
         listenOnce();
-        Registration registration = new Registration(cache, collected);
+        Registration registration = new Registration(shrinker, collected);
         registrations.add(registration);
         return registration;
     }
@@ -66,10 +76,10 @@ final class MemoryPressureRegistry {
         registration.clear();
     }
 
-    /** Whether the cache is registered (for tests: closing must remove it). */
-    boolean isRegistered(DedupCache cache) {
+    /** Whether the shrinker is registered (for tests: closing its cache must remove it). */
+    boolean isRegistered(Shrinker shrinker) {
         for (Registration registration : registrations) {
-            if (registration.get() == cache) {
+            if (registration.get() == shrinker) {
                 return true;
             }
         }
@@ -105,11 +115,11 @@ final class MemoryPressureRegistry {
         int asked = 0;
         Throwable firstFailure = null; // later ones are dropped: attaching them could allocate
         for (Registration registration : registrations) {
-            DedupCache cache = registration.get();
-            if (cache != null) {
+            Shrinker shrinker = registration.get();
+            if (shrinker != null) {
                 asked++;
                 try {
-                    shrink(cache);
+                    shrinker.onMemoryPressure();
                 } catch (RuntimeException | Error failure) { // one cache's failure must not spare the others
                     if (firstFailure == null) {
                         firstFailure = failure;
@@ -126,17 +136,8 @@ final class MemoryPressureRegistry {
         }
     }
 
-    /** Asks one cache to shrink: the kernel port in either layout. */
-    private static void shrink(DedupCache cache) {
-        if (cache instanceof MbCache) {
-            ((MbCache) cache).onMemoryPressure();
-        } else {
-            ((CompactMbCache) cache).onMemoryPressure();
-        }
-    }
-
     private void expungeCollected() {
-        java.lang.ref.Reference<? extends DedupCache> cleared;
+        java.lang.ref.Reference<? extends Shrinker> cleared;
         while ((cleared = collected.poll()) != null) {
             registrations.remove(cleared);
         }

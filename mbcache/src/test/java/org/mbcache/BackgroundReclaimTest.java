@@ -36,7 +36,7 @@ import org.mbcache.testing.Backend;
 @EnumSource(value = Backend.class, names = {"MBCACHE_REQUEST_LIST", "COMPACT"})
 class BackgroundReclaimTest {
 
-    private static final int BATCH = 64 / MbCache.SHRINK_DIVISOR;
+    private static final int BATCH = 64 / BackgroundReclaim.SHRINK_DIVISOR;
 
     /** The layout under test. */
     @Parameter
@@ -202,7 +202,7 @@ class BackgroundReclaimTest {
     void aPassHandedOverAgainLeavesTheOriginalTaskANoOp() throws Exception {
         ManualExecutor executor = new ManualExecutor();
         int maxEntries = 1_600;
-        int batch = maxEntries / MbCache.SHRINK_DIVISOR;
+        int batch = maxEntries / BackgroundReclaim.SHRINK_DIVISOR;
         try (DedupCache cache = cache(6, maxEntries, executor)) {
             int next = 0;
             while (executor.tasks.isEmpty()) {
@@ -270,7 +270,7 @@ class BackgroundReclaimTest {
                     awaitSettled(cache, 2L * maxEntries);
                     Thread.sleep(200); // copies of passes still queued on the pool run meanwhile
                     long size = cache.size();
-                    assertTrue(size >= maxEntries - maxEntries / MbCache.SHRINK_DIVISOR - MbCache.SYNC_SHRINK_BATCH,
+                    assertTrue(size >= maxEntries - maxEntries / BackgroundReclaim.SHRINK_DIVISOR - BackgroundReclaim.SYNC_SHRINK_BATCH,
                             "size " + size + ", " + cache.stats());
                 }
             }

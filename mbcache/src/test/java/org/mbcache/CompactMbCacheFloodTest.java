@@ -68,7 +68,7 @@ class CompactMbCacheFloodTest {
         try (CompactMbCache cache = cache(CAP)) {
             int sent = 0;
             for (int candidate = 0; sent < 20_000; candidate++) {
-                if (MbCache.hash32(candidate, BUCKET_BITS) == 0) {
+                if (KeyedIndex.hash32(candidate, BUCKET_BITS) == 0) {
                     assertTrue(cache.create(candidate, candidate, true));
                     sent++;
                 }
@@ -76,7 +76,7 @@ class CompactMbCacheFloodTest {
             assertEquals(0, cache.stats().chainCapReclaims(), "an honest spread reaches no cap");
             int longest = 0;
             for (int candidate = 0, seen = 0; seen < 20_000; candidate++) {
-                if (MbCache.hash32(candidate, BUCKET_BITS) == 0) {
+                if (KeyedIndex.hash32(candidate, BUCKET_BITS) == 0) {
                     longest = Math.max(longest, cache.chainLength(candidate));
                     seen++;
                 }

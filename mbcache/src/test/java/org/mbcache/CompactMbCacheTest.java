@@ -350,7 +350,7 @@ class CompactMbCacheTest {
             throws Exception {
         for (int attempt = 0; attempt < 1_000; attempt++) {
             long handed = argument.getAsLong();
-            long before = CompactTable.versionOf(table.laVersion(0));
+            long before = BucketLockWord.versionOf(table.laVersion(0));
             table.lock(0);
             Future<Long> answer;
             try {
@@ -360,7 +360,7 @@ class CompactMbCacheTest {
                 table.unlock(0);
             }
             long handle = answer.get();
-            if (((CompactTable.versionOf(table.laVersion(0)) - before) & 0xFFFF_FFFFL) == 4) {
+            if (((BucketLockWord.versionOf(table.laVersion(0)) - before) & 0xFFFF_FFFFL) == 4) {
                 return handle;
             }
             if (handle != CompactMbCache.NO_ENTRY) {
@@ -585,7 +585,7 @@ class CompactMbCacheTest {
         assertThrows(IllegalArgumentException.class, () -> CompactMbCache.builder().chainCap(0));
         try (CompactMbCache cache = CompactMbCache.create(3)) {
             assertEquals(64, cache.maxEntries());
-            assertEquals(MbCache.defaultChainCap(64, 3), cache.chainCap());
+            assertEquals(KernelPortOptions.defaultChainCap(64, 3), cache.chainCap());
             assertEquals(CreateStrategy.REQUEST_LIST, cache.createStrategy());
         }
     }
@@ -606,7 +606,7 @@ class CompactMbCacheTest {
             for (int key = 0; key < 100; key++) {
                 cache.create(key, key, true);
             }
-            assertTrue(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+            assertTrue(MemoryPressureRegistry.INSTANCE.isRegistered(cache.shrinker()));
             cache.onMemoryPressure();
             assertEquals(50, cache.size());
         }
@@ -615,7 +615,7 @@ class CompactMbCacheTest {
     @Test
     void aCacheBuiltWithoutMemoryPressureReclaimIsNeverRegistered() {
         try (CompactMbCache cache = CompactMbCache.builder().bucketBits(4).memoryPressureReclaim(false).build()) {
-            assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+            assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache.shrinker()));
         }
     }
 
@@ -754,7 +754,7 @@ class CompactMbCacheTest {
         try (CompactMbCache cache = CompactMbCache.sizedFromMaxEntries(CompactMbCache.builder().maxEntries(1_000_000)
                 .memoryPressureReclaim(false))) {
             assertEquals(17, cache.bucketBits());
-            assertEquals(MbCache.defaultChainCapOfBuckets(1_000_000, 71_429), cache.chainCap());
+            assertEquals(KernelPortOptions.defaultChainCapOfBuckets(1_000_000, 71_429), cache.chainCap());
         }
         assertThrows(IllegalArgumentException.class, () -> CompactMbCache.sizedFromMaxEntries(CompactMbCache.builder()));
     }

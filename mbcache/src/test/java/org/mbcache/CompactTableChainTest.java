@@ -25,7 +25,7 @@ class CompactTableChainTest {
     private static final int INLINE = CompactTable.INLINE;
 
     private static CompactTable table() {
-        return new CompactTable(1, 16, 10, Buckets.seed(7L));
+        return new CompactTable(1, 16, 10, KeyedIndex.seed(7L));
     }
 
     /**

@@ -31,12 +31,12 @@ class CompactTableKeyFilterTest {
     private static final int SLOT_PAGE_BITS = 10;
 
     private static CompactTable table(int buckets) {
-        return new CompactTable(buckets, SLOT_BITS, SLOT_PAGE_BITS, Buckets.seed(42L));
+        return new CompactTable(buckets, SLOT_BITS, SLOT_PAGE_BITS, KeyedIndex.seed(42L));
     }
 
     /** A one-bucket table of the most slots a table has: two bits left above the length. */
     private static CompactTable widestTable() {
-        return new CompactTable(1, 30, 14, Buckets.seed(42L));
+        return new CompactTable(1, 30, 14, KeyedIndex.seed(42L));
     }
 
     /** Fills a free slot with {@code key} (count 1) and hashes it as the newest of its chain; its slot. */
@@ -111,7 +111,7 @@ class CompactTableKeyFilterTest {
         int[] rebuiltAway = new int[1];
         for (long seed = 1; seed <= 6; seed++) { // the last two with 30 slot bits: a rebuild every fourth
             Random random = new Random(seed);
-            CompactTable table = new CompactTable(buckets, seed <= 4 ? SLOT_BITS : 30, 14, Buckets.seed(seed));
+            CompactTable table = new CompactTable(buckets, seed <= 4 ? SLOT_BITS : 30, 14, KeyedIndex.seed(seed));
             List<Map<Integer, Integer>> chains = new ArrayList<>(); // key -> slot, per bucket
             List<Set<Integer>> stale = new ArrayList<>(); // removed since the bucket's last rebuild
             List<Set<Integer>> gone = new ArrayList<>(); // removed before that

@@ -43,7 +43,7 @@ public final class FilterKeys {
      * @return the decoy key
      */
     public static int compactHeadTwinOf(int key, long hashSeed) {
-        CompactTable table = new CompactTable(1, 12, 12, Buckets.seed(hashSeed));
+        CompactTable table = new CompactTable(1, 12, 12, KeyedIndex.seed(hashSeed));
         int mix = table.filterMix(key);
         for (int candidate = key + 1; ; candidate++) {
             int other = table.filterMix(candidate);

@@ -15,7 +15,7 @@ import org.mbcache.contract.ConcurrentRounds;
 /** The LRU list and its append stacks, on their own. */
 class LruTest {
 
-    private final Lru lru = new Lru(1);
+    private final Lru lru = new Lru(1, new java.util.concurrent.locks.ReentrantLock());
 
     private static Entry entry(long value) {
         return new Entry(null, 0, value, true);

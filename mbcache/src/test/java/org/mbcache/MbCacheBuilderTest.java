@@ -76,10 +76,10 @@ class MbCacheBuilderTest {
     @Test
     void hash32IsTheKernelsGoldenRatioMultiplyKeepingTheTopBits() {
         // (1 * 0x61C88647) >>> 22 and (0xFFFFFFFF * 0x61C88647 mod 2^32) >>> 22, worked by hand.
-        assertEquals(0x61C88647 >>> 22, MbCache.hash32(1, 10));
-        assertEquals((int) ((0xFFFFFFFFL * 0x61C88647L) & 0xFFFFFFFFL) >>> 22, MbCache.hash32(-1, 10));
-        assertEquals(0, MbCache.hash32(123_456, 0));
-        assertEquals(0x61C88647 >>> 2, MbCache.hash32(1, 30));
+        assertEquals(0x61C88647 >>> 22, KeyedIndex.hash32(1, 10));
+        assertEquals((int) ((0xFFFFFFFFL * 0x61C88647L) & 0xFFFFFFFFL) >>> 22, KeyedIndex.hash32(-1, 10));
+        assertEquals(0, KeyedIndex.hash32(123_456, 0));
+        assertEquals(0x61C88647 >>> 2, KeyedIndex.hash32(1, 30));
     }
 
     /**

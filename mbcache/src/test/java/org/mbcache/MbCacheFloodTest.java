@@ -30,7 +30,7 @@ class MbCacheFloodTest {
         int[] keys = new int[count];
         int found = 0;
         for (int candidate = 0; found < count; candidate++) {
-            if (MbCache.hash32(candidate, BUCKET_BITS) == 0) {
+            if (KeyedIndex.hash32(candidate, BUCKET_BITS) == 0) {
                 keys[found++] = candidate;
             }
         }
@@ -128,7 +128,7 @@ class MbCacheFloodTest {
             for (long value = 0; value < 100_000; value++) {
                 cache.create(7, value, true);
             }
-            assertTrue(cache.linkedEntries() <= 2L * MbCache.SYNC_SHRINK_BATCH + CAP + 1024,
+            assertTrue(cache.linkedEntries() <= 2L * BackgroundReclaim.SYNC_SHRINK_BATCH + CAP + 1024,
                     "linked: " + cache.linkedEntries());
         }
     }
@@ -156,7 +156,7 @@ class MbCacheFloodTest {
 
     @Test
     void aBucketFloodAimedWithHash32ReachesNoCap() {
-        try (MbCache cache = cache(MbCache.defaultChainCap(MAX_ENTRIES, BUCKET_BITS))) {
+        try (MbCache cache = cache(KernelPortOptions.defaultChainCap(MAX_ENTRIES, BUCKET_BITS))) {
             for (int key : keysAimedAtOneKernelBucket(50_000)) {
                 cache.create(key, key, true);
             }
@@ -203,7 +203,7 @@ class MbCacheFloodTest {
         for (long[] configuration : configurations) {
             int bits = (int) configuration[0];
             long maxEntries = configuration[1];
-            int cap = MbCache.defaultChainCap(maxEntries, bits);
+            int cap = KernelPortOptions.defaultChainCap(maxEntries, bits);
             try (MbCache cache = MbCache.builder().bucketBits(bits).maxEntries(maxEntries).hashSeed(42)
                     .executor(task -> {}).build()) {
                 int[] perBucket = new int[1 << bits];
@@ -218,10 +218,10 @@ class MbCacheFloodTest {
 
     @Test
     void theDefaultCapFollowsTheLoad() {
-        assertEquals(80, MbCache.defaultChainCap(16_384, 10));
-        assertEquals(MbCache.MIN_DEFAULT_CHAIN_CAP, MbCache.defaultChainCap(16, 10));
-        assertEquals(2 * 2 * 1024 + 16, MbCache.defaultChainCap(1024, 0));
-        assertTrue(MbCache.defaultChainCap(Long.MAX_VALUE, 0) > 0);
+        assertEquals(80, KernelPortOptions.defaultChainCap(16_384, 10));
+        assertEquals(KernelPortOptions.MIN_DEFAULT_CHAIN_CAP, KernelPortOptions.defaultChainCap(16, 10));
+        assertEquals(2 * 2 * 1024 + 16, KernelPortOptions.defaultChainCap(1024, 0));
+        assertTrue(KernelPortOptions.defaultChainCap(Long.MAX_VALUE, 0) > 0);
         try (MbCache cache = MbCache.create(10)) {
             assertEquals(80, cache.chainCap());
         }
@@ -231,7 +231,7 @@ class MbCacheFloodTest {
     void anUnboundedCacheGetsTheLargestDefaultCapWhateverItsBuckets() {
         long largest = 2L * (Integer.MAX_VALUE / 4) + 16;
         for (int bits = 0; bits <= 30; bits++) {
-            assertEquals(largest, MbCache.defaultChainCap(Long.MAX_VALUE, bits), "bucketBits " + bits);
+            assertEquals(largest, KernelPortOptions.defaultChainCap(Long.MAX_VALUE, bits), "bucketBits " + bits);
         }
     }
 

@@ -137,7 +137,7 @@ class MbCacheReclaimTest {
                 assertNull(cache.deleteOrGet(round, round));
             }
             assertEquals(0, cache.size());
-            assertTrue(cache.linkedEntries() <= MbCache.SYNC_SHRINK_BATCH + 1,
+            assertTrue(cache.linkedEntries() <= BackgroundReclaim.SYNC_SHRINK_BATCH + 1,
                     "linked after churn: " + cache.linkedEntries());
         }
     }
@@ -251,7 +251,7 @@ class MbCacheReclaimTest {
             }
             assertEquals(200, cache.size());
             cache.create(200, 200, true); // background never runs here: the creator must reclaim
-            assertEquals(201 - MbCache.SYNC_SHRINK_BATCH, cache.size());
+            assertEquals(201 - BackgroundReclaim.SYNC_SHRINK_BATCH, cache.size());
             assertEquals(1, cache.stats().synchronousReclaimPasses());
             assertEquals(0, cache.stats().backgroundReclaimPasses());
         }
@@ -334,7 +334,7 @@ class MbCacheReclaimTest {
             // 64, because clearing flags is progress), then 64 held entries, and stopped there. So
             // the oldest entry now is the 165th created, and a pass of one frees it.
             assertEquals(1, cache.shrink(1));
-            int next = touched + MbCache.SYNC_SHRINK_BATCH;
+            int next = touched + BackgroundReclaim.SYNC_SHRINK_BATCH;
             assertFalse(isCached(cache, next, next), "the pass did not stop at entry " + next);
             assertTrue(isCached(cache, next - 1, next - 1));
             assertTrue(isCached(cache, 0, 0));

@@ -16,7 +16,7 @@ class MemoryPressureRegistryTest {
     @Test
     void aBuiltCacheIsRegistered() {
         try (MbCache cache = MbCache.create(2)) {
-            assertTrue(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+            assertTrue(MemoryPressureRegistry.INSTANCE.isRegistered(cache.shrinker()));
         }
     }
 
@@ -24,7 +24,7 @@ class MemoryPressureRegistryTest {
     void aClosedCacheLeavesTheRegistry() {
         MbCache cache = MbCache.create(2);
         cache.close();
-        assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+        assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache.shrinker()));
     }
 
     @Test
@@ -96,7 +96,7 @@ class MemoryPressureRegistryTest {
     @Test
     void aCacheBuiltWithoutMemoryPressureReclaimIsNotRegistered() {
         try (MbCache cache = MbCache.builder().memoryPressureReclaim(false).build()) {
-            assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache));
+            assertFalse(MemoryPressureRegistry.INSTANCE.isRegistered(cache.shrinker()));
         }
     }
 

@@ -41,7 +41,9 @@ import org.mbcache.DedupCache;
  *       {@code kind=requested}: {@link CacheStats#backgroundReclaimPasses()},
  *       {@link CacheStats#synchronousReclaimPasses()} and {@link CacheStats#requestedReclaimPasses()}
  *       (requested: by {@code shrink}, whether a caller or the JVM's memory pressure asked);</li>
- *   <li>{@code cache.chain.cap.reclaims}: {@link CacheStats#chainCapReclaims()}.</li>
+ *   <li>{@code cache.chain.cap.reclaims}: {@link CacheStats#chainCapReclaims()};</li>
+ *   <li>{@code cache.restores}: {@link CacheStats#restores()}, the pairs {@code readSnapshot}
+ *       restored (not in {@code cache.puts}: a warm restart is not a burst of creates).</li>
  * </ul>
  *
  * <p><b>Cost of a scrape.</b> {@code stats()} sums striped counters and, on {@code MbCache} and
@@ -222,6 +224,8 @@ public final class MbCacheMetrics extends CacheMeterBinder<DedupCache> {
         register(registry, cache, "cache.chain.cap.reclaims", CacheStats::chainCapReclaims,
                 "Entries removed because a create found their chain at the chain cap; a steady rise means"
                         + " colliding keys arrive faster than honest data makes them");
+        register(registry, cache, "cache.restores", CacheStats::restores,
+                "Pairs restored from a snapshot by readSnapshot (not counted in cache.puts)");
     }
 
     /**

@@ -171,12 +171,26 @@ class MbCacheMetricsTest {
     }
 
     @Test
+    void restoredPairsAreCountedAsRestoresNotAsPuts() throws java.io.IOException {
+        java.io.ByteArrayOutputStream snapshot = new java.io.ByteArrayOutputStream();
+        try (DedupCache source = backend.open(BUCKET_BITS, ROOMY, ForkJoinPool.commonPool())) {
+            source.create(KEY, 1, true);
+            source.create(KEY, 2, true);
+            source.writeSnapshot(snapshot);
+        }
+        monitored();
+        cache.readSnapshot(new java.io.ByteArrayInputStream(snapshot.toByteArray()));
+        assertEquals(2, count("cache.restores"));
+        assertEquals(0, count("cache.puts"));
+    }
+
+    @Test
     void everyMeterIsTaggedWithTheCacheNameAndTheCallersTags() {
         monitored();
         List<String> names = registry.getMeters().stream().map(meter -> meter.getId().getName()).distinct().sorted()
                 .toList();
         assertEquals(List.of("cache.chain.cap.reclaims", "cache.deletes", "cache.duplicates", "cache.evictions",
-                "cache.gets", "cache.puts", "cache.reclaim.passes", "cache.size"), names);
+                "cache.gets", "cache.puts", "cache.reclaim.passes", "cache.restores", "cache.size"), names);
         assertAll(registry.getMeters().stream().map(meter -> () -> assertTrue(
                 meter.getId().getTags().containsAll(List.of(Tag.of("cache", "xattr"), Tag.of("region", "eu"))),
                 meter.getId().toString())));
