@@ -45,7 +45,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * backend ({@code caffeine}), one thread, measured so that two consecutive runs on one 2-core
  * machine agree; then the hot-key section ({@link HotKeyRun}: one pair looked up by 1 and by 2
  * threads) and the {@value #SCALE_SIZE}-entry group of the {@code scale} mode ({@link ScaleBench}:
- * the compact layout, the kernel port and fastutil's map); about 4 minutes in all.
+ * the compact layout, the kernel port, fastutil's map and that map with a reference count); about
+ * 4 minutes in all.
  *
  * <p>It runs {@value #ROUNDS} rounds; each round runs one JMH fork of every headline operation on
  * each backend, the two backends of an operation back to back (which goes first alternates from
@@ -77,8 +78,12 @@ final class QuickRun {
     static final double MEASUREMENT_BUDGET_S = 232;
     /** Entries of the {@code scale} group the main job shows. */
     static final long SCALE_SIZE = 1_000_000;
-    /** The {@code scale} backends the main job shows: the two kernel-port layouts and the primitive-map floor. */
-    static final List<String> SCALE_BACKENDS = List.of(Backends.COMPACT, Backends.MBCACHE, "fastutil");
+    /**
+     * The {@code scale} backends the main job shows: the two kernel-port layouts, the primitive-map
+     * floor and the counted floor (the same map plus a reference count), which the compact layout's
+     * figures are compared with.
+     */
+    static final List<String> SCALE_BACKENDS = List.of(Backends.COMPACT, Backends.MBCACHE, "fastutil", "fastutil-counted");
     /** One {@code scale} child at {@link #SCALE_SIZE} without its GC line, measured on a 2-CPU VM. */
     static final double SCALE_CHILD_S = 10;
     /** Seconds kept for the sections after the paired rounds: the hot key and the scale group. */

@@ -230,7 +230,10 @@ public final class ScaleBench {
         return row;
     }
 
-    /** The markdown table, then the ratios the compact layout is held to, per size. */
+    /**
+     * The markdown table, then, per size, each comparison in words: one backend's time over the
+     * time of what it is compared with, measured in the same run, and what that other figure is.
+     */
     static String table(List<Map<String, String>> rows) {
         StringBuilder out = new StringBuilder();
         String[] columns = {"backend", "n", "B/entry", "hit", "miss", "dup", "churn", "hitB/op", "missB/op",
@@ -245,30 +248,48 @@ public final class ScaleBench {
             out.append('\n');
         }
         out.append("\nTimes in ns/op (median of ").append(ROUNDS).append(" rounds of ").append(OPS)
-                .append(" operations, one thread).\n\nRatios, per size:\n");
+                .append(" operations, one thread).\n");
         rows.stream().map(r -> r.get("n")).distinct().forEach(n -> {
             Map<String, Map<String, String>> at = new LinkedHashMap<>();
             rows.stream().filter(r -> r.get("n").equals(n)).forEach(r -> at.put(r.get("backend"), r));
-            ratio(out, n, at, "compact", "hit", "fastutil", "hit", "hit / fastutil get (target <= 1.5)");
-            ratio(out, n, at, "compact", "hit", "fastutil-counted", "hit",
-                    "hit / fastutil get + a reference taken and given back (the counted floor)");
-            ratio(out, n, at, "compact", "miss", "fastutil", "miss", "miss / fastutil get (target <= 1.5)");
-            ratio(out, n, at, "mbcache", "hit", "compact", "hit", "mbcache hit / compact hit (target >= 3 at 1e7)");
-            ratio(out, n, at, "compact", "churn", "fastutil", "churn", "churn / fastutil put-new-remove-oldest (target <= 2)");
+            StringBuilder lines = new StringBuilder();
+            compare(lines, at, "compact", "hit", "fastutil", "hit",
+                    "fastutil's get (a plain open-address map: one lookup that writes nothing, the least any lookup costs)");
+            compare(lines, at, "compact", "hit", "fastutil-counted", "hit",
+                    "the counted floor (fastutil's get plus a reference taken and given back by CAS on a count word in a "
+                            + "line of its own: the least a hit that counts references can cost)");
+            compare(lines, at, "compact", "miss", "fastutil", "miss", "fastutil's miss (a plain lookup of an absent key)");
+            compare(lines, at, "compact", "churn", "fastutil", "churn",
+                    "fastutil's put-new-remove-oldest (a map bounded first in, first out, no reference counts: "
+                            + "the least a bounded insert costs)");
             for (String op : new String[] {"hit", "miss", "dup", "churn"}) {
-                ratio(out, n, at, "compact", op, "mbcache", op, op + " compact / mbcache (target <= 1.1 at 1e5)");
+                compare(lines, at, "compact", op, "mbcache", op,
+                        "mbcache's (the same kernel port with an object per entry; below 1: the compact layout is faster)");
+            }
+            if (lines.length() > 0) {
+                out.append(String.format(Locale.ROOT, "%nAt %,d entries, each figure is one time over another from this run "
+                        + "(above 1: slower than what it is compared with):%n", Long.parseLong(n))).append(lines);
             }
         });
         return out.toString();
     }
 
-    private static void ratio(StringBuilder out, String n, Map<String, Map<String, String>> at, String a, String aOp,
-                              String b, String bOp, String what) {
-        if (at.containsKey(a) && at.containsKey(b)) {
+    /**
+     * One comparison as a line, {@code - compact hit = 6.3x the counted floor (...)}, if both
+     * backends ran at this size.
+     */
+    private static void compare(StringBuilder out, Map<String, Map<String, String>> at, String a, String aOp,
+                                String b, String bOp, String comparedWith) {
+        if (at.containsKey(a) && at.containsKey(b) && at.get(a).containsKey(aOp) && at.get(b).containsKey(bOp)) {
             double x = Double.parseDouble(at.get(a).get(aOp));
             double y = Double.parseDouble(at.get(b).get(bOp));
-            out.append(String.format(Locale.ROOT, "- n=%s: %s = %.2f%n", n, what, x / y));
+            out.append(String.format(Locale.ROOT, "- %s %s = %s %s%n", a, aOp, times(x / y), comparedWith));
         }
+    }
+
+    /** A ratio as {@code 0.64x}, {@code 6.30x} or {@code 31.6x}. */
+    static String times(double ratio) {
+        return String.format(Locale.ROOT, ratio >= 10 ? "%.1fx" : "%.2fx", ratio);
     }
 
     /** What the child measures: one structure behind four operations. */

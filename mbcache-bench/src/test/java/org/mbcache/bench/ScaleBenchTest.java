@@ -1,14 +1,18 @@
 package org.mbcache.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The {@code scale} command's arguments, checked before any child JVM starts. */
+/** The {@code scale} command's arguments, checked before any child JVM starts, and its table's words. */
 class ScaleBenchTest {
 
     @Test
@@ -48,5 +52,43 @@ class ScaleBenchTest {
         assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--sizes", "1e6"}));
         assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--sizes", "999"}));
         assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--jvm-arg"}));
+    }
+
+    private static Map<String, String> row(String backend, String hit, String miss, String dup, String churn) {
+        Map<String, String> row = new LinkedHashMap<>();
+        row.put("backend", backend);
+        row.put("n", "1000000");
+        row.put("hit", hit);
+        row.put("miss", miss);
+        row.put("dup", dup);
+        row.put("churn", churn);
+        return row;
+    }
+
+    @Test
+    void everyRatioSaysInWordsWhatItIsComparedWithAndIsComputedFromTheRows() {
+        String table = ScaleBench.table(List.of(
+                row("compact", "286", "21.7", "300", "390"),
+                row("mbcache", "309", "21.9", "350", "1003"),
+                row("fastutil", "26.2", "18.1", "20.0", "107"),
+                row("fastutil-counted", "69.4", "18.1", "20.0", "107")));
+        assertTrue(table.contains("At 1,000,000 entries, each figure is one time over another from this run"), table);
+        assertTrue(table.contains(String.format(Locale.ROOT, "- compact hit = %.2fx the counted floor (fastutil's get plus "
+                + "a reference taken and given back", 286 / 69.4)), table);
+        assertTrue(table.contains(String.format(Locale.ROOT, "- compact hit = %.1fx fastutil's get (", 286 / 26.2)), table);
+        assertTrue(table.contains(String.format(Locale.ROOT, "- compact churn = %.2fx fastutil's put-new-remove-oldest (",
+                390 / 107.0)), table);
+        assertTrue(table.contains(String.format(Locale.ROOT, "- compact churn = %.2fx mbcache's (the same kernel port with an "
+                + "object per entry; below 1: the compact layout is faster)", 390 / 1003.0)), table);
+        assertFalse(table.toLowerCase(Locale.ROOT).contains("target"), table);
+    }
+
+    @Test
+    void aComparisonWithABackendThatDidNotRunIsLeftOut() {
+        String table = ScaleBench.table(List.of(row("compact", "286", "21.7", "300", "390"),
+                row("fastutil", "26.2", "18.1", "20.0", "107")));
+        assertFalse(table.contains("counted floor"), table);
+        assertFalse(table.contains("mbcache's"), table);
+        assertTrue(table.contains("- compact miss = 1.20x fastutil's miss"), table);
     }
 }
