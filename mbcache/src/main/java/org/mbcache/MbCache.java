@@ -44,17 +44,17 @@ public final class MbCache implements DedupCache {
     /*
      * Implementation notes.
      *
-     * The order is mbcache.c's own: data structures first (Entry here; Buckets, Lru, EntryCount,
+     * The order is mbcache.c's own: data structures first (ListEntry here; ListTable, ListLru, EntryCount,
      * StripedCounter and internal.StripedStatistics in files of their own), then the functions
      * that use them, each naming the kernel function it ports.
      *
-     * Entries (Entry, 40 bytes with compressed oops) carry their key, value, owning cache, one LRU
+     * Entries (ListEntry, 40 bytes with compressed oops) carry their key, value, owning cache, one LRU
      * link and one int "state word" holding the reference count and three flags (reusable,
      * referenced, waiters). Count and flags in one word make every flag update atomic with every
      * other flag and with the count (kernel fix a44e84a9b776 was a lost flag update). The whole
-     * reference-counting protocol is the handful of CAS loops on that word inside Entry.
+     * reference-counting protocol is the handful of CAS loops on that word inside ListEntry.
      *
-     * Buckets (Buckets.java): parallel arrays per bucket (length and one 32-bit fingerprint of key
+     * ListTable (ListTable.java): parallel arrays per bucket (length and one 32-bit fingerprint of key
      * and value per entry in one int[], the entries beside it, so that a lookup by pair dereferences
      * only the entry whose fingerprint matched), the request list of the 2019 patch, a head word per
      * bucket holding the lock bit, a version and a 32-bit key filter, a second, 64-bit key filter
@@ -64,7 +64,7 @@ public final class MbCache implements DedupCache {
      * Lookups do not: they read the chain optimistically and validate against the version (a
      * seqlock read), taking a hit's reference with increment-if-not-zero before validating, and
      * fall back to the bit when a writer was in the bucket. The ordering argument is written down
-     * in Buckets.
+     * in ListTable.
      *
      * Reference counts follow the kernel: the cache holds one reference to each entry it contains,
      * each caller handed an entry one more. Only two operations drop the cache's own reference,
@@ -79,7 +79,7 @@ public final class MbCache implements DedupCache {
      * may then be reclaimed under that holder. The count is legitimate at every step; no cache
      * built on counts can tell.
      *
-     * The LRU list (Lru.java) holds every entry in creation order for the second-chance scan.
+     * The LRU list (ListLru.java) holds every entry in creation order for the second-chance scan.
      * Creates push onto per-thread-striped lock-free append stacks; a reclaim pass, holding the list
      * lock, drains them onto the tail. Entries that left their chain outside a pass (deleteOrGet, the
      * chain cap) stay linked, dead, until a pass meets them or a purge unlinks them (when they
@@ -100,7 +100,7 @@ public final class MbCache implements DedupCache {
      * adds to a stripe of its own, one line for all six, allocated with the cache (a LongAdder
      * allocates cells on its first collision, and a count that can throw after a reference was
      * taken would leak it). Creates and deletes were once counted in the bucket they change, under
-     * its bit; that cost 16 bytes a bucket, which the second key filter needed (Buckets), and made
+     * its bit; that cost 16 bytes a bucket, which the second key filter needed (ListTable), and made
      * stats() take every bucket's bit.
      *
      * Which cache lines each operation writes that another thread may also write (the scaling
@@ -177,14 +177,14 @@ public final class MbCache implements DedupCache {
      *
      * Memory ordering, by structure. Chain arrays, request lists and the LRU list are plain fields
      * guarded by a lock (bucket bit or LRU lock); optimistic reads of chains are validated as
-     * described in Buckets. The entry state word is changed outside bucket locks (release, touch,
+     * described in ListTable. The entry state word is changed outside bucket locks (release, touch,
      * setReusable), so every change is a CAS (volatile) and every read that decides something a
      * volatile load. A new entry is published only through a bucket unlock (release) or an append
      * stack's CAS (volatile), both after its constructor ran, so its plain initial writes are
      * visible wherever it is found; key and value are final fields. Accessors carrying a memory
      * order are named JCTools-style: lv load volatile, la load acquire, lp/sp load/store plain, so
      * store release ("ordered"), cas compare-and-set; where a VarHandle is called directly, its
-     * access mode is in the method's name (Buckets.setFilterOpaque, an opaque store).
+     * access mode is in the method's name (ListTable.setFilterOpaque, an opaque store).
      *
      * Failure atomicity. A Throwable can surface in any allocation. Every locked section allocates
      * (chain or request array growth) before it changes anything; the counters never allocate, so
@@ -212,354 +212,6 @@ public final class MbCache implements DedupCache {
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 16;
 
     // ------------------------------------------------------------------------------------------
-    // Entry: struct mb_cache_entry
-    // ------------------------------------------------------------------------------------------
-
-    /**
-     * One cache entry (kernel {@code struct mb_cache_entry}) and the reference-counting protocol on
-     * its state word.
-     *
-     * <p>State word layout: bits 0-26 the reference count; bit 27 {@link #FROZEN}; bit 28
-     * {@link #REFERENCED}; bit 29 {@link #REUSABLE}; bit 30 {@link #WAITERS} (a thread waits in
-     * {@code waitUnused} for this entry); bit 31 {@link #HOT}. The count is zero exactly when the
-     * entry has left its chain, in both modes below, and zero is final.
-     *
-     * <h2>Cold mode</h2>
-     *
-     * Every entry starts cold: the count is the cache's reference plus one per caller. A hit takes a
-     * reference by increment-if-not-zero ({@link #tryAcquire}), a release CASes it down unless that
-     * would reach the cache's own reference (over-release: refused, nothing changed), a claim
-     * (reclaim, the chain cap, {@code deleteOrGet}) CASes it from 1 to 0, and {@code waitUnused}
-     * sets {@link #WAITERS} in the CAS loop that reads a count above 2. One word decides everything,
-     * so every decision is one CAS. Its cost: every hit writes the word twice, and when all threads
-     * look up one key (ext4's zero block, a shared ACL) its line moves between cores on every hit.
-     *
-     * <h2>Hot mode</h2>
-     *
-     * An entry whose acquire or release CAS keeps failing switches to hot mode
-     * ({@link MbCache#noteContention} votes, then {@link #switchToHot}): callers' references then go
-     * to per-stripe cells, kept in the cache's {@link HotCellTable} under the entry's identity, and
-     * the exact decisions (claims, {@code waitUnused}, the over-release check, {@code findNext}'s
-     * check) freeze the word and sum the cells. The protocol and its argument are {@link HotReferences}', shared with
-     * {@link CompactMbCache}'s slots; each method below runs its cold CAS loop and hands the word to
-     * {@link #HOT_REFERENCES} once it reads {@link #HOT}. The entry is that class's {@link
-     * HotReferences.Host} (the {@code at} argument unused; the word zero-extended to a {@code long},
-     * with no identity bits: an entry object is never reused).
-     *
-     * <p><b>Memory.</b> A cold entry is 40 bytes with compressed oops: it has no field for hot mode.
-     * At most {@value HotReferences#MAX_HOT_ENTRIES} entries of a cache are hot at once, their cells
-     * in the cache's {@link HotCellTable} (whose places are the budget), given back when a hot entry
-     * dies. {@code close()} kills every entry ({@link #kill}), which retires the cells of a hot one.
-     */
-    static final class Entry implements CacheEntry, HotReferences.Host {
-        static final int COUNT_MASK = (1 << 27) - 1;
-        /** A thread is deciding on the exact number of callers of a hot entry; see {@link HotReferences}. */
-        static final int FROZEN = 1 << 27;
-        static final int REFERENCED = 1 << 28;
-        static final int REUSABLE = 1 << 29;
-        static final int WAITERS = 1 << 30;
-        /** Callers' references are counted in cells of the cache's {@link HotCellTable} too ({@link HotReferences}). */
-        static final int HOT = 1 << 31;
-
-        /** The hot-mode protocol over this word's bits (no identity bits: entries are never reused). */
-        static final HotReferences HOT_REFERENCES =
-                new HotReferences(COUNT_MASK, FROZEN, Integer.toUnsignedLong(HOT), WAITERS, 0L);
-
-        private static final VarHandle STATE;
-
-        static {
-            try {
-                MethodHandles.Lookup lookup = MethodHandles.lookup();
-                STATE = lookup.findVarHandle(Entry.class, "state", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        final int key;
-        final long value;
-        final MbCache cache;
-        /** Count and flags; see the class comment. Changed only by CAS. */
-        private volatile int state;
-        /**
-         * The mark of the last snapshot walk that copied this entry (0: none); read and written under
-         * the LRU lock only (see {@link Lru#snapshotChunk}). Costs nothing: the object stays 40 bytes
-         * with compressed references (it fills what was padding).
-         */
-        private int snapshotMark;
-        /**
-         * The LRU link: while the entry sits on an append stack, the next older entry of that stack
-         * (written by its creator before the CAS that publishes the entry); once drained, the next
-         * newer entry of the LRU list (under the LRU lock). Plain: see {@link Lru}.
-         */
-        private Entry lruNext;
-
-        /** A new entry at count 2: the cache's reference and the creator's, dropped once listed. */
-        Entry(MbCache cache, int key, long value, boolean reusable) {
-            this.cache = cache;
-            this.key = key;
-            this.value = value;
-            // Plain store, not a volatile one (which would cost a full fence per create): the entry
-            // reaches other threads only through a bucket unlock (release) or an append stack's CAS.
-            STATE.set(this, 2 | (reusable ? REUSABLE : 0));
-        }
-
-        static int count(int state) {
-            return state & COUNT_MASK;
-        }
-
-        int lvState() {
-            return state;
-        }
-
-        private boolean casState(int expected, int updated) {
-            return STATE.compareAndSet(this, expected, updated);
-        }
-
-        // HotReferences.Host: the word zero-extended; at is unused.
-
-        @Override
-        public long lvWord(long at) {
-            return Integer.toUnsignedLong(state);
-        }
-
-        @Override
-        public boolean casWord(long at, long expected, long updated) {
-            return STATE.compareAndSet(this, (int) expected, (int) updated);
-        }
-
-        /** The entry's cells in its cache's table, found by the entry's identity (from its key's place). */
-        @Override
-        public long[] hotCells(long at, long word) {
-            return cache == null ? null : cache.hotCells.cells(key, this, 0, 0);
-        }
-
-        @Override
-        public boolean publishHotCells(long at, long word, long[] cells) {
-            return cache != null && cache.hotCells.publish(key, this, 0, 0, cells);
-        }
-
-        @Override
-        public void retireHotCells(long at, long[] cells) {
-            cache.hotCells.retire(cells);
-        }
-
-        /** Whether the entry is in hot mode (its references partly counted in per-stripe cells). */
-        boolean isHot() {
-            return (lvState() & HOT) != 0;
-        }
-
-        /**
-         * Takes a reference unless the count already reached zero (kernel {@code atomic_inc_not_zero}).
-         * A cold entry whose CAS keeps failing switches to hot mode (see the class comment).
-         *
-         * @return {@code false} if the entry is dead
-         */
-        boolean tryAcquire() {
-            for (;;) {
-                int s = lvState();
-                if ((s & HOT) != 0) {
-                    return HOT_REFERENCES.tryAcquire(this, 0, Integer.toUnsignedLong(s));
-                }
-                int count = count(s);
-                if (count == 0) {
-                    return false;
-                }
-                if (count == COUNT_MASK) {
-                    throw new IllegalStateException("too many references to " + this);
-                }
-                if (casState(s, s + 1)) {
-                    return true;
-                }
-                if (cache != null && cache.noteContention(this) && switchToHot(1)) {
-                    return true;
-                }
-            }
-        }
-
-        /**
-         * Switches a cold entry to hot mode, adding {@code references} to the count in the same CAS
-         * ({@link HotReferences#switchToHot}); {@code false} if it stayed as it was.
-         */
-        boolean switchToHot(int references) {
-            return HOT_REFERENCES.switchToHot(this, 0, lvWord(0), references);
-        }
-
-        /**
-         * Drops one caller's reference (the count part of kernel {@code mb_cache_entry_put}). A count
-         * of 1 is the cache's own reference and 0 a dead entry: releasing then is an over-release,
-         * refused without touching the count (a hot entry: with no unit in any cell either, frozen).
-         *
-         * @return whether waiters must be woken: {@link #WAITERS} is set and at most one caller
-         *     (the waiter) still holds the entry
-         */
-        boolean releaseReference() {
-            for (;;) {
-                int s = lvState();
-                if ((s & HOT) != 0) {
-                    int outcome = HOT_REFERENCES.release(this, 0, Integer.toUnsignedLong(s));
-                    if (outcome == HotReferences.REFUSED) {
-                        throw overRelease();
-                    }
-                    return outcome == HotReferences.RELEASED_WAKE;
-                }
-                if (count(s) <= 1) {
-                    throw overRelease();
-                }
-                if (casState(s, s - 1)) {
-                    return (s & WAITERS) != 0 && count(s - 1) <= 2;
-                }
-                if (cache != null) {
-                    cache.noteContention(this);
-                }
-            }
-        }
-
-        /**
-         * The over-release refusal, or "cache is closed" where {@code close()} took the reference
-         * (see {@link MbCache#referenceNotHeld}).
-         */
-        private IllegalStateException overRelease() {
-            String misuse = "entry released more often than it was handed out: " + this;
-            return cache == null ? new IllegalStateException(misuse) : cache.referenceNotHeld(misuse);
-        }
-
-        /**
-         * Drops the cache's reference if it is the only one (count 1, and for a hot entry no unit in
-         * any cell): reclaim, the chain cap and {@code deleteOrGet}. Flags survive; the count goes to
-         * 0. Called with the entry's bucket bit held, so the caller unhashes it before anyone looks.
-         *
-         * @return {@code false} if somebody holds the entry (or it is dead already)
-         */
-        boolean tryClaim() {
-            for (;;) {
-                int s = lvState();
-                if ((s & HOT) != 0) {
-                    return HOT_REFERENCES.tryClaim(this, 0, Integer.toUnsignedLong(s));
-                }
-                if (count(s) != 1) {
-                    return false;
-                }
-                if (casState(s, s & ~COUNT_MASK)) {
-                    return true;
-                }
-            }
-        }
-
-        /** Drops every reference at once: only {@code close()} does this. */
-        void kill() {
-            int s;
-            do {
-                s = lvState();
-            } while (!casState(s, s & ~COUNT_MASK));
-            // A switch still in progress (cells published, HOT not yet set) finds the entry dead in
-            // its CAS loop and retires the cells itself (HotReferences.switchToHot).
-            if ((s & HOT) != 0) {
-                HOT_REFERENCES.retire(this, 0, 0);
-            }
-        }
-
-        /** Sets or clears one flag, never losing a concurrent change of the count or another flag. */
-        void setFlag(int flag, boolean on) {
-            for (;;) {
-                int s = lvState();
-                int updated = on ? s | flag : s & ~flag;
-                if (s == updated || casState(s, updated)) {
-                    return;
-                }
-            }
-        }
-
-        /**
-         * Sets {@link #WAITERS} unless the entry is already unused (at most one caller: the waiter).
-         *
-         * @return {@code true} if the caller must wait (the flag is now set); {@code false} if unused
-         */
-        boolean markWaitingUnlessUnused() {
-            for (;;) {
-                int s = lvState();
-                if ((s & HOT) != 0) {
-                    return HOT_REFERENCES.markWaitingUnlessUnused(this, 0, Integer.toUnsignedLong(s));
-                }
-                if (count(s) <= 2) {
-                    return false;
-                }
-                if ((s & WAITERS) != 0 || casState(s, s | WAITERS)) {
-                    return true;
-                }
-            }
-        }
-
-        /**
-         * Whether any caller holds the entry ({@code findNext}'s check): a count above 1, or for a hot
-         * entry a unit in some cell, exactly (frozen) if a plain look finds none.
-         */
-        boolean heldByAnyCaller() {
-            int s = lvState();
-            if ((s & HOT) == 0) {
-                return count(s) > 1;
-            }
-            return HOT_REFERENCES.heldByAnyCaller(this, 0, Integer.toUnsignedLong(s));
-        }
-
-        boolean hasFlag(int flag) {
-            return (lvState() & flag) != 0;
-        }
-
-        Entry lpLruNext() {
-            return lruNext;
-        }
-
-        int lpSnapshotMark() {
-            return snapshotMark;
-        }
-
-        void spSnapshotMark(int mark) {
-            snapshotMark = mark;
-        }
-
-        void spLruNext(Entry next) {
-            lruNext = next;
-        }
-
-        @Override
-        public int key() {
-            return key;
-        }
-
-        @Override
-        public long value() {
-            return value;
-        }
-
-        @Override
-        public boolean reusable() {
-            return hasFlag(REUSABLE);
-        }
-
-        @Override
-        public void setReusable(boolean reusable) {
-            cache.ensureOpen();
-            setFlag(REUSABLE, reusable);
-        }
-
-        @Override
-        public void close() {
-            cache.release(this);
-        }
-
-        @Override
-        public String toString() {
-            int s = lvState();
-            long references = HOT_REFERENCES.references(this, 0, Integer.toUnsignedLong(s));
-            return "MbCache.Entry[key=" + key + ", value=" + value + ", refcount=" + references
-                    + ((s & REUSABLE) != 0 ? ", reusable" : "")
-                    + ((s & REFERENCED) != 0 ? ", referenced" : "")
-                    + ((s & HOT) != 0 ? ", hot" : "") + "]";
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------
     // The cache: struct mb_cache
     // ------------------------------------------------------------------------------------------
 
@@ -585,12 +237,12 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    private final Buckets buckets;
+    private final ListTable buckets;
     private final int bucketBits;
     private final long maxEntries;
     private final int chainCap;
     private final CreateStrategy createStrategy;
-    private final Lru lru;
+    private final ListLru lru;
     /** The entry count (kernel {@code c_entry_count}), striped; see {@link EntryCount}. */
     private final EntryCount entryCount;
     /**
@@ -598,8 +250,10 @@ public final class MbCache implements DedupCache {
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
      */
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(2);
-    /** The cells of this cache's hot entries, at most {@link HotReferences#MAX_HOT_ENTRIES}; see {@link Entry}. */
+    /** The cells of this cache's hot entries, at most {@link HotReferences#MAX_HOT_ENTRIES}; see {@link ListEntry}. */
     final HotCellTable hotCells = new HotCellTable();
+    /** What this cache's entries name as their owner. */
+    private final EntryOwner entryOwner = new EntryOwner();
     /** {@code null} for a cache built without memory-pressure reclaim. */
     private final MemoryPressureRegistry.Registration pressureRegistration;
 
@@ -627,8 +281,8 @@ public final class MbCache implements DedupCache {
         this.entryCount = new EntryCount(maxEntries);
         this.books = new ReclaimBooks(entryCount, lifecycle, this);
         this.statistics = books.statistics;
-        this.lru = new Lru(deadEntriesBatch(maxEntries), books.lock);
-        this.buckets = new Buckets(bucketBits, options.hashSeed());
+        this.lru = new ListLru(deadEntriesBatch(maxEntries), books.lock);
+        this.buckets = new ListTable(bucketBits, options.hashSeed());
         books.sweepWith(new LruSweep());
         this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, MbCache.class.getName(),
                 books, lifecycle::isClosed);
@@ -771,7 +425,7 @@ public final class MbCache implements DedupCache {
         ensureOpen();
         backgroundReclaim.beforeCreate();
         int bucket = buckets.bucketOf(key);
-        Entry entry;
+        ListEntry entry;
         long capOutcome;
         if (createStrategy == CreateStrategy.REQUEST_LIST) {
             if (!requestPair(bucket, key, value)) {
@@ -781,7 +435,7 @@ public final class MbCache implements DedupCache {
             entry = allocateRequested(bucket, key, value, reusable);
             capOutcome = hashRequested(bucket, entry);
         } else {
-            entry = new Entry(this, key, value, reusable);
+            entry = new ListEntry(entryOwner, key, value, reusable);
             capOutcome = hashUnlessCached(bucket, entry);
             if (capOutcome == ALREADY_CACHED) {
                 statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
@@ -800,7 +454,7 @@ public final class MbCache implements DedupCache {
      * the entry hashed but unlisted, uncounted or held; the cap's flight-recorder event, which may
      * allocate, comes last.
      */
-    private void publishCreated(Entry entry, long capOutcome, int counter) {
+    private void publishCreated(ListEntry entry, long capOutcome, int counter) {
         int reclaimed = (int) capOutcome;
         lru.append(entry);
         entryCount.add(1L - reclaimed);
@@ -834,7 +488,7 @@ public final class MbCache implements DedupCache {
      */
     private boolean requestPair(int bucket, int key, long value) {
         long versionWithout = buckets.versionWithout(bucket, key, value);
-        if (versionWithout == Buckets.CONTAINED) {
+        if (versionWithout == ListTable.CONTAINED) {
             return false;
         }
         long lockedAt = buckets.lock(bucket);
@@ -851,9 +505,9 @@ public final class MbCache implements DedupCache {
     }
 
     /** Step 3: the requested pair's entry, allocated outside the bit; the request withdrawn if that fails. */
-    private Entry allocateRequested(int bucket, int key, long value, boolean reusable) {
+    private ListEntry allocateRequested(int bucket, int key, long value, boolean reusable) {
         try {
-            return new Entry(this, key, value, reusable);
+            return new ListEntry(entryOwner, key, value, reusable);
         } catch (Throwable allocationFailure) { // OutOfMemoryError: withdraw the request (kernel -ENOMEM)
             buckets.withdrawRequest(bucket, key, value);
             throw allocationFailure;
@@ -865,7 +519,7 @@ public final class MbCache implements DedupCache {
      *
      * @return the chain cap's outcome, as {@link #hashNewest}
      */
-    private long hashRequested(int bucket, Entry entry) {
+    private long hashRequested(int bucket, ListEntry entry) {
         buckets.lock(bucket);
         try {
             boolean requested = buckets.removeRequest(bucket, entry.key, entry.value);
@@ -886,7 +540,7 @@ public final class MbCache implements DedupCache {
      *
      * @return {@link #ALREADY_CACHED}, or the chain cap's outcome as {@link #hashNewest}
      */
-    private long hashUnlessCached(int bucket, Entry entry) {
+    private long hashUnlessCached(int bucket, ListEntry entry) {
         buckets.lock(bucket);
         try {
             if (buckets.indexOf(bucket, entry.key, entry.value) >= 0) {
@@ -908,7 +562,7 @@ public final class MbCache implements DedupCache {
      * @return 0 if the chain was below the cap; else the length the create found in the upper 32
      *     bits and the entries the cap reclaimed in the lower (for {@link #publishCreated})
      */
-    private long hashNewest(int bucket, Entry entry) {
+    private long hashNewest(int bucket, ListEntry entry) {
         buckets.ensureRoom(bucket);
         int length = buckets.length(bucket);
         long capOutcome = 0;
@@ -936,11 +590,11 @@ public final class MbCache implements DedupCache {
     private boolean createForRestore(int key, long value, boolean reusable) {
         ensureOpen();
         int bucket = buckets.bucketOf(key);
-        if (buckets.versionWithout(bucket, key, value) == Buckets.CONTAINED) {
+        if (buckets.versionWithout(bucket, key, value) == ListTable.CONTAINED) {
             statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
             return false;
         }
-        Entry entry = new Entry(this, key, value, reusable);
+        ListEntry entry = new ListEntry(entryOwner, key, value, reusable);
         long outcome = restoreUnlessCached(bucket, entry);
         if (outcome == ALREADY_CACHED) {
             statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
@@ -958,7 +612,7 @@ public final class MbCache implements DedupCache {
      *
      * @return {@link #ALREADY_CACHED} (cached or requested), {@link #CHAIN_FULL}, or 0: hashed
      */
-    private long restoreUnlessCached(int bucket, Entry entry) {
+    private long restoreUnlessCached(int bucket, ListEntry entry) {
         buckets.lock(bucket);
         try {
             if (buckets.hasRequest(bucket, entry.key, entry.value)
@@ -999,11 +653,11 @@ public final class MbCache implements DedupCache {
     @Override
     public CacheEntry findNext(CacheEntry entry) {
         ensureOpen();
-        Entry previous = ownEntry(entry);
+        ListEntry previous = ownEntry(entry);
         if (!previous.heldByAnyCaller()) {
-            throw referenceNotHeld("findNext of an entry the caller does not hold: " + previous);
+            throw lifecycle.referenceNotHeld("findNext of an entry the caller does not hold: " + previous);
         }
-        Entry next;
+        ListEntry next;
         try {
             next = find(buckets.bucketOf(previous.key), previous.key, previous);
         } catch (Throwable lookupFailure) {
@@ -1032,9 +686,9 @@ public final class MbCache implements DedupCache {
      * optimistic first, under the bucket bit if a writer was in the bucket. The caller counts the
      * lookup ({@link #countLookup}) once it returns the answer.
      */
-    private Entry find(int bucket, int key, Entry after) {
-        Entry found = buckets.tryFindReusable(bucket, key, after);
-        if (found == Buckets.RETRY_LOCKED) {
+    private ListEntry find(int bucket, int key, ListEntry after) {
+        ListEntry found = buckets.tryFindReusable(bucket, key, after);
+        if (found == ListTable.RETRY_LOCKED) {
             buckets.lock(bucket);
             try {
                 int from = buckets.length(bucket);
@@ -1056,14 +710,14 @@ public final class MbCache implements DedupCache {
      * Counts a lookup that returns {@code found} as a hit or a miss; returns it. A miss is first
      * checked against a racing close ({@link #missUnlessClosed}), and then the only way this throws.
      */
-    private Entry countLookup(Entry found) {
-        Entry answer = found != null ? found : missUnlessClosed();
+    private ListEntry countLookup(ListEntry found) {
+        ListEntry answer = found != null ? found : missUnlessClosed();
         statistics.add(answer != null ? ReclaimBooks.LOOKUP_HITS : ReclaimBooks.LOOKUP_MISSES, 1);
         return answer;
     }
 
     /** A lookup's miss: null, or the closed cache's exception if {@code close()} ran meanwhile ({@link Lifecycle}). */
-    private Entry missUnlessClosed() {
+    private ListEntry missUnlessClosed() {
         lifecycle.missUnlessClosed();
         return null;
     }
@@ -1077,8 +731,8 @@ public final class MbCache implements DedupCache {
     public CacheEntry get(int key, long value) {
         ensureOpen();
         int bucket = buckets.bucketOf(key);
-        Entry found = buckets.tryGet(bucket, key, value);
-        if (found == Buckets.RETRY_LOCKED) {
+        ListEntry found = buckets.tryGet(bucket, key, value);
+        if (found == ListTable.RETRY_LOCKED) {
             found = null;
             buckets.lock(bucket);
             try {
@@ -1115,7 +769,7 @@ public final class MbCache implements DedupCache {
             if (index < 0) {
                 return missUnlessClosed();
             }
-            Entry entry = buckets.entryAt(bucket, index);
+            ListEntry entry = buckets.entryAt(bucket, index);
             if (!entry.tryClaim()) {
                 // Somebody holds it: hand it over, referenced. (In its chain under the bit, so its
                 // count is above zero and the acquire succeeds.)
@@ -1166,7 +820,7 @@ public final class MbCache implements DedupCache {
     @Override
     public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException {
         ensureOpen();
-        Entry own = ownEntry(entry);
+        ListEntry own = ownEntry(entry);
         Objects.requireNonNull(unit, "unit");
         long nanos = unit.toNanos(timeout);
         return awaitUnused(own, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : nanos);
@@ -1181,11 +835,11 @@ public final class MbCache implements DedupCache {
      * <p>No lost wake-up: the condition is evaluated once without the queue's lock (a shortcut for
      * an entry already unused; it may set the bit too) and then again after the queue has counted
      * this waiter, and that second evaluation is what the argument rests on: it sets the entry's
-     * {@link Entry#WAITERS} bit in the same CAS loop that re-reads the count. A release whose
+     * {@link ListEntry#WAITERS} bit in the same CAS loop that re-reads the count. A release whose
      * CAS comes after that sees the bit and wakes the queue; one that comes before left a count the
      * condition sees (the handshake is spelled out on {@link HashedWaitQueues}).
      */
-    private boolean awaitUnused(Entry entry, long nanos) throws InterruptedException {
+    private boolean awaitUnused(ListEntry entry, long nanos) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
@@ -1202,7 +856,7 @@ public final class MbCache implements DedupCache {
     @Override
     public void touch(CacheEntry entry) {
         ensureOpen();
-        ownEntry(entry).setFlag(Entry.REFERENCED, true);
+        ownEntry(entry).setFlag(ListEntry.REFERENCED, true);
     }
 
     /**
@@ -1219,12 +873,12 @@ public final class MbCache implements DedupCache {
     /**
      * Drops a caller's reference (kernel {@code mb_cache_entry_put}) and, if that left only the cache
      * and one holder while somebody waits, wakes the waiters (kernel {@code wake_up_var}). The
-     * {@link Entry#WAITERS} bit, read from the same CAS that dropped the count, keeps the wait queues
+     * {@link ListEntry#WAITERS} bit, read from the same CAS that dropped the count, keeps the wait queues
      * off the common path: a release nobody waits for touches nothing but the entry.
      */
-    void releaseReference(Entry entry) {
+    private void releaseReference(ListEntry entry) {
         if (entry.releaseReference()) {
-            entry.setFlag(Entry.WAITERS, false);
+            entry.setFlag(ListEntry.WAITERS, false);
             // If this throws (the queue lock's node allocation), the reference is dropped all the
             // same, and the waiters find the entry unused at their next re-check (HashedWaitQueues),
             // which also sets the bit again for whoever still waits.
@@ -1232,22 +886,56 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /** The hot-mode vote over failed CASes of entries' state words. */
-    private final ContentionVote contentionVote = new ContentionVote();
-    /** Per slot of {@link #contentionVote}, the entry the vote favours (racy on purpose: see ContentionVote). */
-    private final Entry[] contendedEntries = new Entry[ContentionVote.SLOTS];
-
     /**
-     * Notes a failed CAS on an entry's state word, and answers whether the entry has been contended
-     * often enough to switch to hot mode ({@link ContentionVote}, by entry identity).
+     * This cache's side of its entries ({@link ListEntry.Owner}): the hot cells, the hot-mode vote
+     * ({@link ContentionVote}, by entry identity), the lifecycle's answers and the release that an
+     * entry's {@code close()} calls. A separate object, so that the entry depends on it and not on
+     * this façade, and the façade shows none of it.
      */
-    boolean noteContention(Entry entry) {
-        int slot = ContentionVote.slotOf(entry.key);
-        int verdict = contentionVote.tally(slot, contendedEntries[slot] == entry);
-        if (verdict == ContentionVote.TAKE_OVER) {
-            contendedEntries[slot] = entry;
+    private final class EntryOwner implements ListEntry.Owner {
+        private final ContentionVote contentionVote = new ContentionVote();
+        /** Per slot of the vote, the entry it favours (racy on purpose: see ContentionVote). */
+        private final ListEntry[] contendedEntries = new ListEntry[ContentionVote.SLOTS];
+
+        @Override
+        public HotCellTable hotCells() {
+            return hotCells;
         }
-        return verdict == ContentionVote.SWITCH;
+
+        @Override
+        public boolean noteContention(ListEntry entry) {
+            int slot = ContentionVote.slotOf(entry.key);
+            int verdict = contentionVote.tally(slot, contendedEntries[slot] == entry);
+            if (verdict == ContentionVote.TAKE_OVER) {
+                contendedEntries[slot] = entry;
+            }
+            return verdict == ContentionVote.SWITCH;
+        }
+
+        @Override
+        public IllegalStateException referenceNotHeld(String misuse) {
+            return lifecycle.referenceNotHeld(misuse);
+        }
+
+        @Override
+        public void ensureOpen() {
+            lifecycle.ensureOpen();
+        }
+
+        @Override
+        public void release(ListEntry entry) {
+            MbCache.this.release(entry);
+        }
+
+        @Override
+        public void releaseReference(ListEntry entry) {
+            MbCache.this.releaseReference(entry);
+        }
+    }
+
+    /** What this cache's entries name as their owner; for tests that build entries of it directly. */
+    ListEntry.Owner entryOwner() {
+        return entryOwner;
     }
 
     /** How many entries are in hot mode now. */
@@ -1303,21 +991,21 @@ public final class MbCache implements DedupCache {
 
         @Override
         public int step() {
-            Entry entry = lru.pollOldest();
+            ListEntry entry = lru.pollOldest();
             if (entry == null) {
                 return END;
             }
             int state = entry.lvState();
-            if (Entry.count(state) == 0) {
+            if (ListEntry.count(state) == 0) {
                 deadDropped++;
                 return EMPTY;
             }
-            if ((state & Entry.REFERENCED) == 0 && Entry.count(state) == 1 && claimForReclaim(entry)) {
+            if ((state & ListEntry.REFERENCED) == 0 && ListEntry.count(state) == 1 && claimForReclaim(entry)) {
                 return FREED;
             }
             lru.addNewest(entry);
-            if ((state & Entry.REFERENCED) != 0) {
-                entry.setFlag(Entry.REFERENCED, false);
+            if ((state & ListEntry.REFERENCED) != 0) {
+                entry.setFlag(ListEntry.REFERENCED, false);
                 return SECOND_CHANCE;
             }
             return KEPT;
@@ -1330,7 +1018,7 @@ public final class MbCache implements DedupCache {
     }
 
     /** Claims an unused entry (count 1 to 0) and unhashes it, under its bucket bit. LRU lock held. */
-    private boolean claimForReclaim(Entry entry) {
+    private boolean claimForReclaim(ListEntry entry) {
         int bucket = buckets.bucketOf(entry.key);
         buckets.lock(bucket);
         try {
@@ -1412,7 +1100,7 @@ public final class MbCache implements DedupCache {
     /** Entries of the LRU list a snapshot walk looks at per hold of the LRU lock. */
     static final int SNAPSHOT_CHUNK = 256;
 
-    /** One snapshot walk at a time: the walk's cursor lives in the LRU list ({@link Lru}). */
+    /** One snapshot walk at a time: the walk's cursor lives in the LRU list ({@link ListLru}). */
     private final ReentrantLock snapshotLock = new ReentrantLock();
 
     /**
@@ -1425,7 +1113,7 @@ public final class MbCache implements DedupCache {
      * a create that runs one synchronously at {@code 2 * maxEntries}), and waits for at most one such
      * chunk. A pass that runs between two chunks moves the walk's cursor with the entries it moves,
      * so that every entry cached throughout is copied once (the argument is on
-     * {@code Lru.snapshotChunk}); an entry a pass gives a second chance meanwhile is written where
+     * {@code ListLru.snapshotChunk}); an entry a pass gives a second chance meanwhile is written where
      * the walk meets it, at its new place. Dead entries (removed, still linked) are skipped. The
      * referenced flag is written (record flag 2) but not restored. Snapshots of one cache run one
      * at a time; one started from the stream of another of the same cache, on the same thread, is
@@ -1563,25 +1251,11 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /**
-     * The exception for a caller's reference that an entry's count does not show: {@code misuse},
-     * unless the cache is closed. {@code close()} kills every entry, held ones too, so a call that
-     * passed its {@link #ensureOpen} just before a close can find its own reference gone; it is told
-     * that the cache is closed, as every call on a closed cache is, and not that it over-released.
-     * This is the one place every such refusal (a release, a {@code findNext}, the end of a create)
-     * is decided. Memory order: {@code close()} writes {@link #closed} (volatile) before it kills
-     * any entry (a volatile CAS of its state), so a thread whose volatile read of a count saw the
-     * kill sees {@code closed} set here.
-     */
-    IllegalStateException referenceNotHeld(String misuse) {
-        return lifecycle.referenceNotHeld(misuse);
-    }
-
     /** The argument as an entry of this cache, or the contract's exception. */
-    private Entry ownEntry(CacheEntry entry) {
+    private ListEntry ownEntry(CacheEntry entry) {
         Objects.requireNonNull(entry, "entry");
-        if (entry instanceof Entry && ((Entry) entry).cache == this) {
-            return (Entry) entry;
+        if (entry instanceof ListEntry && ((ListEntry) entry).owner == entryOwner) {
+            return (ListEntry) entry;
         }
         throw new IllegalArgumentException("entry belongs to another cache: " + entry);
     }

@@ -2,7 +2,7 @@ package org.mbcache;
 
 /**
  * Keys chosen for the key filters of a one-bucket kernel-port cache, for the stress races that need a
- * lookup to take one particular path through {@link Buckets}'s filters, or {@link CompactTable}'s in
+ * lookup to take one particular path through {@link ListTable}'s filters, or {@link CompactTable}'s in
  * the compact layout ({@link CompactMbCache}). Test support, in this package
  * because the filters' bits are package-private; the stress module reaches it through the test jar.
  */
@@ -23,7 +23,7 @@ public final class FilterKeys {
      * @return the decoy key
      */
     public static int headTwinOf(int key, long hashSeed) {
-        Buckets buckets = new Buckets(0, hashSeed);
+        ListTable buckets = new ListTable(0, hashSeed);
         for (int candidate = key + 1; ; candidate++) {
             if (buckets.filterBit(candidate) == buckets.filterBit(key)
                     && (buckets.wideFilterBits(key) & ~buckets.wideFilterBits(candidate)) != 0) {

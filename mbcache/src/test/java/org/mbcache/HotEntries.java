@@ -1,7 +1,7 @@
 package org.mbcache;
 
 /**
- * Reaches the hot mode of both kernel-port layouts ({@link HotReferences}: {@code MbCache.Entry}'s
+ * Reaches the hot mode of both kernel-port layouts ({@link HotReferences}: {@code ListEntry}'s
  * and {@link CompactMbCache}'s slots) from tests and the stress races, which need an entry hot
  * before a race starts. Test support, in this package because the protocol is package-private; the
  * stress module reaches it through the test jar.
@@ -18,7 +18,7 @@ public final class HotEntries {
      * @return whether the entry is hot now
      */
     public static boolean makeHot(CacheEntry entry) {
-        if (entry instanceof MbCache.Entry own) {
+        if (entry instanceof ListEntry own) {
             own.switchToHot(0);
             return own.isHot();
         }
@@ -43,7 +43,7 @@ public final class HotEntries {
      * @return whether it is hot
      */
     public static boolean isHot(CacheEntry entry) {
-        if (entry instanceof MbCache.Entry own) {
+        if (entry instanceof ListEntry own) {
             return own.isHot();
         }
         return compactOf(entry).isHot(CompactMbCache.handleOfEntry(entry));

@@ -32,7 +32,7 @@ import org.mbcache.testing.Backend;
  * hand-over on delete, claims by delete and reclaim, {@code waitUnused}, {@code findNext}'s check,
  * the cap on hot entries). Written once through the {@link DedupCache} API and run against both
  * layouts that share the protocol: {@link MbCache}'s entry objects and {@link CompactMbCache}'s
- * slots. Compact slot reuse and the handle API: {@link CompactHotSlotTest}; {@code MbCache.Entry}'s
+ * slots. Compact slot reuse and the handle API: {@link CompactHotSlotTest}; {@code ListEntry}'s
  * own counters: {@link MbCacheHotEntryTest}.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)

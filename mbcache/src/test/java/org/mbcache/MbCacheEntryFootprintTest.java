@@ -22,7 +22,7 @@ class MbCacheEntryFootprintTest {
     void anEntryFitsInFortyBytesWithCompressedReferences() {
         int bytes = HEADER_BYTES;
         StringBuilder fields = new StringBuilder();
-        for (Class<?> c = MbCache.Entry.class; c != Object.class; c = c.getSuperclass()) {
+        for (Class<?> c = ListEntry.class; c != Object.class; c = c.getSuperclass()) {
             for (Field field : c.getDeclaredFields()) {
                 if (Modifier.isStatic(field.getModifiers())) {
                     continue;
@@ -35,6 +35,6 @@ class MbCacheEntryFootprintTest {
             }
         }
         int rounded = (bytes + 7) & ~7;
-        assertTrue(rounded <= ENTRY_BYTES, "MbCache.Entry takes " + rounded + " bytes:" + fields);
+        assertTrue(rounded <= ENTRY_BYTES, "ListEntry takes " + rounded + " bytes:" + fields);
     }
 }

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * What only {@link MbCache.Entry} shows of its hot mode: its own checks, read directly. A hot entry
+ * What only {@link ListEntry} shows of its hot mode: its own checks, read directly. A hot entry
  * counts a caller's references whichever thread takes or gives them back
  * ({@code heldByAnyCaller}, the check behind {@code findNext} and {@code deleteOrGet}), and a hot
  * entry that reclaim has freed can never be acquired again through a stale pointer
@@ -42,17 +42,17 @@ class MbCacheHotEntryTest {
     }
 
     /** The pair, cached and switched to hot mode; nobody holds it. */
-    private MbCache.Entry hotPair() {
+    private ListEntry hotPair() {
         assertTrue(cache.create(KEY, VALUE, true));
         CacheEntry entry = cache.get(KEY, VALUE);
         assertTrue(HotEntries.makeHot(entry));
         cache.release(entry);
-        return (MbCache.Entry) entry;
+        return (ListEntry) entry;
     }
 
     @Test
     void aHotEntryIsHeldUntilTheLastReferenceTakenOnAnotherThreadIsReleased() throws Exception {
-        MbCache.Entry entry = hotPair();
+        ListEntry entry = hotPair();
         assertFalse(entry.heldByAnyCaller());
         List<CacheEntry> taken = other.call(() -> {
             List<CacheEntry> refs = new ArrayList<>();
@@ -71,7 +71,7 @@ class MbCacheHotEntryTest {
 
     @Test
     void aReclaimedHotEntryCannotBeAcquiredAgain() {
-        MbCache.Entry entry = hotPair();
+        ListEntry entry = hotPair();
         assertTrue(entry.tryAcquire());
         cache.release(entry);
         cache.shrink(Long.MAX_VALUE);

@@ -106,7 +106,7 @@ public class Baseline {
     }
 
     /**
-     * A value with a reference count, taken and given back as {@code MbCache.Entry}'s is: each a
+     * A value with a reference count, taken and given back as {@code ListEntry}'s is: each a
      * read of the count and a CAS on it (volatile mode, so the same full fence on x86).
      */
     static final class CountedValue {

@@ -23,7 +23,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * back a reference on that one entry, so this measures what threads that share an entry cost each
  * other; run it at 1 and 2 threads ({@code -t 1}, {@code -t 2}) and read the ratio. The kernel port
  * ({@code MbCache}) switches such an entry to per-stripe reference cells (hot mode,
- * {@code MbCache.Entry}) after the first contended acquires; the compact layout
+ * {@code ListEntry}) after the first contended acquires; the compact layout
  * ({@code CompactMbCache}) counts every reference in the slot's state word.
  *
  * <p>The floors: {@link #chmGet}, a plain {@code ConcurrentHashMap} lookup of the hot key (nothing

@@ -53,7 +53,7 @@ public enum Backend {
     };
 
     /**
-     * Buckets of a {@linkplain #open() small test cache}: two, so that chains are short and
+     * ListTable of a {@linkplain #open() small test cache}: two, so that chains are short and
      * construction is cheap (JCStress builds a cache for every trial).
      */
     public static final int BUCKET_BITS = 1;

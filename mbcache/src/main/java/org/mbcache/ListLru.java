@@ -3,7 +3,6 @@ package org.mbcache;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.ReentrantLock;
-import org.mbcache.MbCache.Entry;
 import org.mbcache.internal.StripedStatistics;
 
 /**
@@ -25,15 +24,15 @@ import org.mbcache.internal.StripedStatistics;
  * {@code lruNext}. Entries that left their chain outside a reclaim pass ({@code deleteOrGet}, the chain
  * cap) stay linked until a pass meets them or a purge runs; {@link #deadEntries} counts them.
  */
-final class Lru {
-    private static final VarHandle TOP = MethodHandles.arrayElementVarHandle(Entry[].class);
+final class ListLru {
+    private static final VarHandle TOP = MethodHandles.arrayElementVarHandle(ListEntry[].class);
     /** Stack tops 32 references (128 bytes with compressed oops) apart, each on its own lines. */
     private static final int STRIDE = 32;
 
     /** Guards the list fields below: the cache's reclaim lock, held by reclaim passes, purges and close. */
     final ReentrantLock lock;
-    private Entry head;
-    private Entry tail;
+    private ListEntry head;
+    private ListEntry tail;
     /** Entries on the list, dead ones included. Lock held. */
     private long length;
 
@@ -41,12 +40,12 @@ final class Lru {
      * The next entry a snapshot walk copies (see {@link #snapshotChunk}); {@code null} when no walk is
      * in progress or it reached the tail. Lock held, as every field below.
      */
-    private Entry snapshotCursor;
+    private ListEntry snapshotCursor;
     /**
      * The entry that was the walk's cursor and the list's tail when a pass polled it: if the pass
      * puts it back, at the tail, it is the cursor again (it was not copied yet). Lock held.
      */
-    private Entry snapshotRevive;
+    private ListEntry snapshotRevive;
     /** The mark of the walk in progress (or the last one): entries it copied carry it. Lock held. */
     private int snapshotId;
 
@@ -55,7 +54,7 @@ final class Lru {
      * {@code STRIDE} slots stay empty, so that no top shares a line with the array's header or with
      * whatever object the heap put just before the array.
      */
-    private final Entry[] appendTops;
+    private final ListEntry[] appendTops;
     private final int stackMask;
     /**
      * Entries that left their chain but are still linked (list or stacks). Its estimate decides a
@@ -69,10 +68,10 @@ final class Lru {
      * @param deadEntriesBatch how far the dead-entry estimate may trail (see {@link StripedCounter})
      * @param lock the lock that guards the list: the cache's reclaim lock
      */
-    Lru(long deadEntriesBatch, ReentrantLock lock) {
+    ListLru(long deadEntriesBatch, ReentrantLock lock) {
         this.lock = lock;
         int stacks = StripedStatistics.stripeCount();
-        appendTops = new Entry[(stacks + 1) * STRIDE];
+        appendTops = new ListEntry[(stacks + 1) * STRIDE];
         stackMask = stacks - 1;
         deadEntries = new StripedCounter(deadEntriesBatch);
     }
@@ -81,10 +80,10 @@ final class Lru {
      * Appends a new entry (kernel: {@code list_add_tail(&entry->e_list, &cache->c_list)}), lock-free.
      * A CAS loop of two accesses and no allocation: nothing can leave it half done.
      */
-    void append(Entry entry) {
+    void append(ListEntry entry) {
         int slot = (StripedStatistics.stripeOfCurrentThread(stackMask) + 1) * STRIDE;
         for (;;) {
-            Entry top = lvTop(slot);
+            ListEntry top = lvTop(slot);
             entry.spLruNext(top); // plain: published by the CAS below (volatile, so release)
             if (casTop(slot, top, entry)) {
                 return;
@@ -92,11 +91,11 @@ final class Lru {
         }
     }
 
-    private Entry lvTop(int slot) {
-        return (Entry) TOP.getVolatile(appendTops, slot);
+    private ListEntry lvTop(int slot) {
+        return (ListEntry) TOP.getVolatile(appendTops, slot);
     }
 
-    private boolean casTop(int slot, Entry expected, Entry updated) {
+    private boolean casTop(int slot, ListEntry expected, ListEntry updated) {
         return TOP.compareAndSet(appendTops, slot, expected, updated);
     }
 
@@ -109,12 +108,12 @@ final class Lru {
             if (lvTop(slot) == null) {
                 continue;
             }
-            Entry newest = (Entry) TOP.getAndSet(appendTops, slot, null);
-            Entry older = null;
-            Entry current = newest;
+            ListEntry newest = (ListEntry) TOP.getAndSet(appendTops, slot, null);
+            ListEntry older = null;
+            ListEntry current = newest;
             long drained = 0;
             while (current != null) {
-                Entry below = current.lpLruNext();
+                ListEntry below = current.lpLruNext();
                 current.spLruNext(older);
                 older = current;
                 current = below;
@@ -132,8 +131,8 @@ final class Lru {
     }
 
     /** Unlinks and returns the oldest entry, or {@code null}. Lock held. */
-    Entry pollOldest() {
-        Entry oldest = head;
+    ListEntry pollOldest() {
+        ListEntry oldest = head;
         snapshotRevive = null;
         if (oldest != null) {
             if (oldest == snapshotCursor) {
@@ -153,7 +152,7 @@ final class Lru {
     }
 
     /** Links an entry at the tail (kernel {@code list_move_tail}, after the poll). Lock held. */
-    void addNewest(Entry entry) {
+    void addNewest(ListEntry entry) {
         if (entry == snapshotRevive) {
             snapshotCursor = entry;
             snapshotRevive = null;
@@ -194,11 +193,11 @@ final class Lru {
     long purgeDead() {
         drainAppendStacks();
         long purged = 0;
-        Entry previous = null;
-        Entry current = head;
+        ListEntry previous = null;
+        ListEntry current = head;
         while (current != null) {
-            Entry next = current.lpLruNext();
-            if (Entry.count(current.lvState()) == 0) {
+            ListEntry next = current.lpLruNext();
+            if (ListEntry.count(current.lvState()) == 0) {
                 if (current == snapshotCursor) {
                     snapshotCursor = next;
                 }
@@ -276,17 +275,17 @@ final class Lru {
      * @return how many pairs were copied into the arrays
      */
     int snapshotChunk(int[] keys, long[] values, byte[] flags, int from, int max, int maxVisits) {
-        Entry current = snapshotCursor;
+        ListEntry current = snapshotCursor;
         int id = snapshotId;
         int copied = 0;
         for (int visits = 0; current != null && copied < max && visits < maxVisits; visits++) {
             int state = current.lvState();
-            if (Entry.count(state) != 0 && current.lpSnapshotMark() != id) {
+            if (ListEntry.count(state) != 0 && current.lpSnapshotMark() != id) {
                 current.spSnapshotMark(id);
                 keys[from + copied] = current.key;
                 values[from + copied] = current.value;
-                flags[from + copied] = (byte) (((state & Entry.REUSABLE) != 0 ? 1 : 0)
-                        | ((state & Entry.REFERENCED) != 0 ? 2 : 0));
+                flags[from + copied] = (byte) (((state & ListEntry.REUSABLE) != 0 ? 1 : 0)
+                        | ((state & ListEntry.REFERENCED) != 0 ? 2 : 0));
                 copied++;
             }
             current = current.lpLruNext();

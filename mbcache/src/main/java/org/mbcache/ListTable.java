@@ -4,7 +4,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.security.SecureRandom;
 import java.util.Arrays;
-import org.mbcache.MbCache.Entry;
 
 /**
  * The hash table (kernel {@code c_bucket}, an array of {@code struct mb_bucket}) with its keyed
@@ -101,7 +100,7 @@ import org.mbcache.MbCache.Entry;
  * {@link BucketLockWord#unlock}, and every method that may allocate (a chain or request array growing) does so
  * before it changes anything, so an {@link OutOfMemoryError} there leaves the bucket as it was.
  */
-final class Buckets {
+final class ListTable {
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final long LOCKED = BucketLockWord.LOCKED;
     private static final long VERSION_MASK = BucketLockWord.VERSION_MASK;
@@ -116,13 +115,49 @@ final class Buckets {
 
     /** Every bucket's words until its first create: never written. */
     private static final int[] NO_WORDS = new int[KEYS];
-    private static final Entry[] NO_ENTRIES = {};
+    private static final ListEntry[] NO_ENTRIES = {};
 
     /**
      * What an optimistic lookup returns when the version moved under it, or a lock holder was in the
      * bucket: the answer is unknown and the caller asks again under the lock.
      */
-    static final Entry RETRY_LOCKED = new Entry(null, 0, 0, false);
+    static final ListEntry RETRY_LOCKED = new ListEntry(new Unowned(), 0, 0, false);
+
+    /**
+     * The owner of {@link #RETRY_LOCKED}, the table's own sentinel: it is compared by identity and
+     * never handed out, so nothing here is ever called; each method says so if it is.
+     */
+    private static final class Unowned implements ListEntry.Owner {
+        @Override
+        public HotCellTable hotCells() {
+            throw new AssertionError("the retry sentinel has no cache");
+        }
+
+        @Override
+        public boolean noteContention(ListEntry entry) {
+            throw new AssertionError("the retry sentinel has no cache");
+        }
+
+        @Override
+        public IllegalStateException referenceNotHeld(String misuse) {
+            throw new AssertionError("the retry sentinel has no cache");
+        }
+
+        @Override
+        public void ensureOpen() {
+            throw new AssertionError("the retry sentinel has no cache");
+        }
+
+        @Override
+        public void release(ListEntry entry) {
+            throw new AssertionError("the retry sentinel has no cache");
+        }
+
+        @Override
+        public void releaseReference(ListEntry entry) {
+            throw new AssertionError("the retry sentinel has no cache");
+        }
+    }
 
     /** Per bucket: lock bit, version and key filter in one word (the class comment's layout). */
     private final long[] heads;
@@ -132,7 +167,7 @@ final class Buckets {
      */
     private final long[] wideFilters;
     private final int[][] words;
-    private final Entry[][] entries;
+    private final ListEntry[][] entries;
     /** Per bucket: the request list's (key, value) pairs, {@code words[b][REQUESTS]} of them. */
     private final long[][] requests;
     private final int bucketBits;
@@ -148,13 +183,13 @@ final class Buckets {
      *
      * @param hashSeed the keyed index's seed, or {@code null} to draw one from {@link SecureRandom}
      */
-    Buckets(int bucketBits, Long hashSeed) {
+    ListTable(int bucketBits, Long hashSeed) {
         int count = 1 << bucketBits;
         this.bucketBits = bucketBits;
         heads = new long[count];
         wideFilters = new long[count];
         words = new int[count][];
-        entries = new Entry[count][];
+        entries = new ListEntry[count][];
         requests = new long[count][];
         Arrays.fill(words, NO_WORDS);
         Arrays.fill(entries, NO_ENTRIES);
@@ -324,7 +359,7 @@ final class Buckets {
      * referenced for the caller; {@code null} if the chain surely has none; {@link #RETRY_LOCKED}
      * if the read could not be validated.
      */
-    Entry tryFindReusable(int b, int key, Entry after) {
+    ListEntry tryFindReusable(int b, int key, ListEntry after) {
         // Before the acquire load, so that the JIT can share the keyed hash with the bucket's
         // computation (after an acquire it would compute it again).
         int keyPrint = keyFingerprint(key);
@@ -337,7 +372,7 @@ final class Buckets {
         }
         int[] w = words[b];
         int from = Math.min(w[LENGTH], w.length - KEYS);
-        Entry[] chain = null;
+        ListEntry[] chain = null;
         if (after != null) {
             chain = entries[b];
             int afterSlot = fingerprint(after.key, after.value);
@@ -356,8 +391,8 @@ final class Buckets {
                 if (i >= chain.length) {
                     return RETRY_LOCKED;
                 }
-                Entry entry = chain[i];
-                if (entry != null && entry.key == key && entry.hasFlag(Entry.REUSABLE)
+                ListEntry entry = chain[i];
+                if (entry != null && entry.key == key && entry.hasFlag(ListEntry.REUSABLE)
                         && entry.tryAcquire()) {
                     return validatedHit(b, version, entry, key);
                 }
@@ -370,7 +405,7 @@ final class Buckets {
      * Optimistic {@link #indexOf} plus a reference: the entry with exactly this pair, referenced for
      * the caller; {@code null} if the chain surely lacks it; {@link #RETRY_LOCKED} if unvalidated.
      */
-    Entry tryGet(int b, int key, long value) {
+    ListEntry tryGet(int b, int key, long value) {
         int keyPrint = keyFingerprint(key); // before the acquire load, as in tryFindReusable
         long version = laVersion(b);
         if (turnsAway(b, version, keyPrint)) {
@@ -379,7 +414,7 @@ final class Buckets {
         if ((version & LOCKED) != 0) {
             return RETRY_LOCKED;
         }
-        Entry entry = readPair(b, keyPrint, key, value);
+        ListEntry entry = readPair(b, keyPrint, key, value);
         if (entry != null && entry != RETRY_LOCKED && entry.tryAcquire()) {
             return validatedHit(b, version, entry, key);
         }
@@ -410,7 +445,7 @@ final class Buckets {
         if ((version & LOCKED) != 0) {
             return UNKNOWN;
         }
-        Entry entry = readPair(b, keyPrint, key, value);
+        ListEntry entry = readPair(b, keyPrint, key, value);
         if (!validate(b, version) || entry == RETRY_LOCKED) {
             return UNKNOWN;
         }
@@ -422,10 +457,10 @@ final class Buckets {
      * exactly this pair as read, not yet validated; {@code null} if the read found none;
      * {@link #RETRY_LOCKED} if the read met fingerprints beyond the entries array it loaded.
      */
-    private Entry readPair(int b, int keyPrint, int key, long value) {
+    private ListEntry readPair(int b, int keyPrint, int key, long value) {
         int[] w = words[b];
         int slot = fingerprintOfPrint(keyPrint, value);
-        Entry[] chain = null;
+        ListEntry[] chain = null;
         for (int i = Math.min(w[LENGTH], w.length - KEYS) - 1; i >= 0; i--) {
             if (w[KEYS + i] == slot) {
                 if (chain == null) {
@@ -434,7 +469,7 @@ final class Buckets {
                 if (i >= chain.length) {
                     return RETRY_LOCKED;
                 }
-                Entry entry = chain[i];
+                ListEntry entry = chain[i];
                 if (entry != null && entry.key == key && entry.value == value) {
                     return entry;
                 }
@@ -444,11 +479,11 @@ final class Buckets {
     }
 
     /** The referenced entry if the read that found it validates; else the reference back and a retry. */
-    private Entry validatedHit(int b, long version, Entry entry, int key) {
+    private ListEntry validatedHit(int b, long version, ListEntry entry, int key) {
         if (validate(b, version) && entry.key == key) {
             return entry;
         }
-        entry.cache.releaseReference(entry);
+        entry.owner.releaseReference(entry);
         return RETRY_LOCKED;
     }
 
@@ -462,7 +497,7 @@ final class Buckets {
     }
 
     /** The entry at chain index {@code index}. Lock held. */
-    Entry entryAt(int b, int index) {
+    ListEntry entryAt(int b, int index) {
         return entries[b][index];
     }
 
@@ -473,7 +508,7 @@ final class Buckets {
             return -1;
         }
         int[] w = words[b];
-        Entry[] chain = entries[b];
+        ListEntry[] chain = entries[b];
         int slot = fingerprintOfPrint(keyPrint, value);
         for (int i = w[LENGTH] - 1; i >= 0; i--) {
             if (w[KEYS + i] == slot && chain[i].key == key && chain[i].value == value) {
@@ -484,9 +519,9 @@ final class Buckets {
     }
 
     /** Index of this very entry in bucket {@code b}'s chain, or -1 if it left it. Lock held. */
-    int indexOfEntry(int b, Entry entry) {
+    int indexOfEntry(int b, ListEntry entry) {
         int[] w = words[b];
-        Entry[] chain = entries[b];
+        ListEntry[] chain = entries[b];
         int slot = fingerprint(entry.key, entry.value);
         for (int i = w[LENGTH] - 1; i >= 0; i--) {
             if (w[KEYS + i] == slot && chain[i] == entry) {
@@ -500,13 +535,13 @@ final class Buckets {
      * The newest reusable live entry with this key at a chain index below {@code from},
      * referenced for the caller, or {@code null}. Lock held.
      */
-    Entry findReusable(int b, int key, int from) {
+    ListEntry findReusable(int b, int key, int from) {
         int[] w = words[b];
         int keyPrint = keyFingerprint(key);
         for (int i = from - 1; i >= 0; i--) {
             if (w[KEYS + i] >>> 16 == keyPrint) {
-                Entry entry = entries[b][i];
-                if (entry.key == key && entry.hasFlag(Entry.REUSABLE) && entry.tryAcquire()) {
+                ListEntry entry = entries[b][i];
+                if (entry.key == key && entry.hasFlag(ListEntry.REUSABLE) && entry.tryAcquire()) {
                     return entry;
                 }
             }
@@ -527,7 +562,7 @@ final class Buckets {
         }
         int capacity = grownCapacity(length);
         int[] grownWords = Arrays.copyOf(w, KEYS + capacity);
-        Entry[] grownEntries = Arrays.copyOf(entries[b], capacity);
+        ListEntry[] grownEntries = Arrays.copyOf(entries[b], capacity);
         words[b] = grownWords; // publish both only once both exist
         entries[b] = grownEntries;
     }
@@ -536,7 +571,7 @@ final class Buckets {
      * Hashes the entry at the head of the chain (kernel {@code hlist_bl_add_head}). Lock held. Call
      * {@link #ensureRoom} first, in the same critical section: this one never allocates.
      */
-    void addNewest(int b, Entry entry) {
+    void addNewest(int b, ListEntry entry) {
         int[] w = words[b];
         int length = w[LENGTH];
         w[KEYS + length] = fingerprint(entry.key, entry.value);
@@ -555,7 +590,7 @@ final class Buckets {
     /** The chain shift of {@link #removeAt}, leaving the filter to the caller. Lock held. */
     private void shiftOut(int b, int index) {
         int[] w = words[b];
-        Entry[] chain = entries[b];
+        ListEntry[] chain = entries[b];
         int last = w[LENGTH] - 1;
         System.arraycopy(w, KEYS + index + 1, w, KEYS + index, last - index);
         System.arraycopy(chain, index + 1, chain, index, last - index);
@@ -608,10 +643,10 @@ final class Buckets {
         for (int pass = 0; pass < 2 && words[b][LENGTH] >= cap; pass++) {
             int i = 0;
             while (i < words[b][LENGTH] && words[b][LENGTH] >= cap) {
-                Entry entry = entries[b][i];
-                if (pass == 0 && entry.hasFlag(Entry.REFERENCED)) {
+                ListEntry entry = entries[b][i];
+                if (pass == 0 && entry.hasFlag(ListEntry.REFERENCED)) {
                     if (!entry.heldByAnyCaller()) {
-                        entry.setFlag(Entry.REFERENCED, false);
+                        entry.setFlag(ListEntry.REFERENCED, false);
                     }
                     i++;
                 } else if (entry.tryClaim()) {
@@ -708,7 +743,7 @@ final class Buckets {
      */
     void killAll(int b) {
         int[] w = words[b];
-        Entry[] chain = entries[b];
+        ListEntry[] chain = entries[b];
         for (int i = 0; i < w[LENGTH]; i++) {
             chain[i].kill();
         }

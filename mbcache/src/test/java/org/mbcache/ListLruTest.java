@@ -9,24 +9,23 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
-import org.mbcache.MbCache.Entry;
 import org.mbcache.contract.ConcurrentRounds;
 
 /** The LRU list and its append stacks, on their own. */
-class LruTest {
+class ListLruTest {
 
-    private final Lru lru = new Lru(1, new java.util.concurrent.locks.ReentrantLock());
+    private final ListLru lru = new ListLru(1, new java.util.concurrent.locks.ReentrantLock());
 
-    private static Entry entry(long value) {
-        return new Entry(null, 0, value, true);
+    private static ListEntry entry(long value) {
+        return new ListEntry(null, 0, value, true);
     }
 
-    private List<Entry> drainAll() {
+    private List<ListEntry> drainAll() {
         lru.lock.lock();
         try {
             lru.drainAppendStacks();
-            List<Entry> all = new ArrayList<>();
-            Entry oldest;
+            List<ListEntry> all = new ArrayList<>();
+            ListEntry oldest;
             while ((oldest = lru.pollOldest()) != null) {
                 all.add(oldest);
             }
@@ -38,9 +37,9 @@ class LruTest {
 
     @Test
     void oneThreadsAppendsComeOutInCreationOrder() {
-        List<Entry> appended = new ArrayList<>();
+        List<ListEntry> appended = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
-            Entry entry = entry(i);
+            ListEntry entry = entry(i);
             appended.add(entry);
             lru.append(entry);
         }
@@ -49,8 +48,8 @@ class LruTest {
 
     @Test
     void anEntryMovedToTheTailComesOutLast() {
-        Entry first = entry(1);
-        Entry second = entry(2);
+        ListEntry first = entry(1);
+        ListEntry second = entry(2);
         lru.append(first);
         lru.append(second);
         lru.lock.lock();
@@ -69,7 +68,7 @@ class LruTest {
     @Test
     void concurrentAppendsAreAllDrainedOnce() throws Exception {
         int perThread = 20_000;
-        Set<Entry> drained = new HashSet<>();
+        Set<ListEntry> drained = new HashSet<>();
         ConcurrentRounds.together(
                 () -> { for (int i = 0; i < perThread; i++) lru.append(entry(i)); },
                 () -> { for (int i = 0; i < perThread; i++) lru.append(entry(-i)); },
@@ -80,8 +79,8 @@ class LruTest {
 
     @Test
     void aPurgeUnlinksDeadEntriesOnly() {
-        Entry live = entry(1);
-        Entry dead = entry(2);
+        ListEntry live = entry(1);
+        ListEntry dead = entry(2);
         lru.append(live);
         lru.append(dead);
         dead.kill();

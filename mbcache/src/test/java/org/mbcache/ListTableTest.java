@@ -16,22 +16,21 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
-import org.mbcache.MbCache.Entry;
 
 /** The hash table on its own: chains, the request list, the cap, the optimistic reads and close. */
-class BucketsTest {
+class ListTableTest {
 
     private final MbCache owner = MbCache.builder().bucketBits(0).executor(task -> {}).build();
     private static final long SEED = 1L;
-    private final Buckets buckets = new Buckets(0, SEED);
+    private final ListTable buckets = new ListTable(0, SEED);
 
-    private Entry add(int key, long value) {
+    private ListEntry add(int key, long value) {
         return add(buckets, key, value);
     }
 
     /** Hashes a new entry into bucket 0 of {@code table}, as a create does; only the cache's reference left. */
-    private Entry add(Buckets table, int key, long value) {
-        Entry entry = new Entry(owner, key, value, true);
+    private ListEntry add(ListTable table, int key, long value) {
+        ListEntry entry = new ListEntry(owner.entryOwner(), key, value, true);
         table.lock(0);
         try {
             table.ensureRoom(0);
@@ -46,10 +45,10 @@ class BucketsTest {
     @Test
     void aChainIsWalkedNewestFirst() {
         add(1, 10);
-        Entry newer = add(1, 11);
-        Entry found = buckets.tryFindReusable(0, 1, null);
+        ListEntry newer = add(1, 11);
+        ListEntry found = buckets.tryFindReusable(0, 1, null);
         assertSame(newer, found);
-        assertEquals(2, Entry.count(found.lvState()));
+        assertEquals(2, ListEntry.count(found.lvState()));
     }
 
     @Test
@@ -57,8 +56,8 @@ class BucketsTest {
         add(1, 10);
         buckets.lock(0);
         try {
-            assertSame(Buckets.RETRY_LOCKED, buckets.tryGet(0, 1, 10));
-            assertSame(Buckets.RETRY_LOCKED, buckets.tryFindReusable(0, 2, null));
+            assertSame(ListTable.RETRY_LOCKED, buckets.tryGet(0, 1, 10));
+            assertSame(ListTable.RETRY_LOCKED, buckets.tryFindReusable(0, 2, null));
         } finally {
             buckets.unlock(0);
         }
@@ -73,16 +72,16 @@ class BucketsTest {
 
     @Test
     void findNextContinuesBelowTheEntryItWasGiven() {
-        Entry older = add(1, 10);
-        Entry newer = add(1, 11);
+        ListEntry older = add(1, 10);
+        ListEntry newer = add(1, 11);
         assertSame(older, buckets.tryFindReusable(0, 1, newer));
         assertNull(buckets.tryFindReusable(0, 1, older));
     }
 
     @Test
     void theCapClaimsTheOldestUnheldEntry() {
-        Entry oldest = add(1, 0);
-        Entry held = add(1, 1);
+        ListEntry oldest = add(1, 0);
+        ListEntry held = add(1, 1);
         held.tryAcquire();
         add(1, 2);
         buckets.lock(0);
@@ -92,8 +91,8 @@ class BucketsTest {
         } finally {
             buckets.unlock(0);
         }
-        assertEquals(0, Entry.count(oldest.lvState()));
-        assertEquals(2, Entry.count(held.lvState()));
+        assertEquals(0, ListEntry.count(oldest.lvState()));
+        assertEquals(2, ListEntry.count(held.lvState()));
     }
 
     @Test
@@ -130,19 +129,19 @@ class BucketsTest {
 
     @Test
     void killAllLeavesAnEmptyChainThatReadsConsistently() {
-        Entry entry = add(1, 10);
+        ListEntry entry = add(1, 10);
         buckets.lock(0);
         try {
             buckets.killAll(0);
         } finally {
             buckets.unlock(0);
         }
-        assertEquals(0, Entry.count(entry.lvState()));
+        assertEquals(0, ListEntry.count(entry.lvState()));
         assertNull(buckets.tryGet(0, 1, 10));
         assertEquals(0, buckets.length(0));
     }
 
-    private void remove(Entry entry) {
+    private void remove(ListEntry entry) {
         buckets.lock(0);
         try {
             assertTrue(entry.tryClaim());
@@ -173,13 +172,13 @@ class BucketsTest {
 
     @Test
     void theFilterForgetsKeysThatLeftOnceTheyAreAQuarterOfTheChain() {
-        Entry gone = add(1, 10);
+        ListEntry gone = add(1, 10);
         int kept = keyWithAnotherFilterBit(1);
         for (int i = 0; i < 4; i++) {
             add(kept, 20 + i);
         }
         remove(gone); // 1 of the 4 left is not more than a quarter: the bit may stay
-        Entry alsoKept = add(kept, 30);
+        ListEntry alsoKept = add(kept, 30);
         remove(alsoKept);
         assertFalse(buckets.filterMayHold(0, 1), "2 removals over 4 keys left: rebuilt");
         assertTrue(buckets.filterMayHold(0, kept));
@@ -187,7 +186,7 @@ class BucketsTest {
 
     @Test
     void anEmptiedChainHasAnEmptyFilter() {
-        Entry only = add(1, 10);
+        ListEntry only = add(1, 10);
         remove(only);
         assertFalse(buckets.filterMayHold(0, 1));
     }
@@ -214,7 +213,7 @@ class BucketsTest {
         int probes = 0;
         int letThrough = 0;
         for (long seed = 0; seed < 64; seed++) {
-            Buckets table = new Buckets(0, seed);
+            ListTable table = new ListTable(0, seed);
             Set<Integer> keys = new HashSet<>();
             while (keys.size() < 16) {
                 keys.add(random.nextInt());
@@ -246,15 +245,15 @@ class BucketsTest {
     @Test
     void everyKeyLeftIsFoundAfterRandomCreatesAndRemovals() {
         Random random = new Random(7);
-        List<Entry> chain = new ArrayList<>();
+        List<ListEntry> chain = new ArrayList<>();
         for (int step = 0; step < 2_000; step++) {
             if (chain.isEmpty() || random.nextInt(3) != 0) {
                 chain.add(add(random.nextInt(100), step));
             } else {
                 remove(chain.remove(random.nextInt(chain.size())));
             }
-            for (Entry entry : chain) {
-                Entry found = buckets.tryGet(0, entry.key, entry.value);
+            for (ListEntry entry : chain) {
+                ListEntry found = buckets.tryGet(0, entry.key, entry.value);
                 assertSame(entry, found);
                 entry.releaseReference();
             }
@@ -264,7 +263,7 @@ class BucketsTest {
     @Test
     void theVersionWrapsWithoutTouchingTheFilter() throws ReflectiveOperationException {
         add(1, 10);
-        Field heads = Buckets.class.getDeclaredField("heads");
+        Field heads = ListTable.class.getDeclaredField("heads");
         heads.setAccessible(true);
         long[] words = (long[]) heads.get(buckets);
         long filter = words[0] & 0xFFFF_FFFF_0000_0000L;
@@ -289,8 +288,8 @@ class BucketsTest {
     @Test
     void keysSharingAFingerprintAreToldApartByTheEntry() {
         int[] keys = keysSharingAFingerprint();
-        Entry older = add(keys[0], 10);
-        Entry newer = add(keys[1], 10);
+        ListEntry older = add(keys[0], 10);
+        ListEntry newer = add(keys[1], 10);
         assertSame(older, buckets.tryFindReusable(0, keys[0], null));
         older.releaseReference();
         assertSame(older, buckets.tryGet(0, keys[0], 10));
@@ -319,12 +318,12 @@ class BucketsTest {
                 second = value;
             }
         }
-        Entry older = add(1, first);
+        ListEntry older = add(1, first);
         add(1, second);
         assertSame(older, buckets.tryGet(0, 1, first));
         older.releaseReference();
-        assertEquals(Buckets.CONTAINED, buckets.versionWithout(0, 1, first));
-        assertEquals(Buckets.CONTAINED, buckets.versionWithout(0, 1, second));
+        assertEquals(ListTable.CONTAINED, buckets.versionWithout(0, 1, first));
+        assertEquals(ListTable.CONTAINED, buckets.versionWithout(0, 1, second));
         assertTrue(buckets.versionWithout(0, 1, second + 1) >= 0);
     }
 
@@ -352,8 +351,8 @@ class BucketsTest {
         add(1, 10);
         buckets.lock(0);
         try {
-            assertEquals(Buckets.UNKNOWN, buckets.versionWithout(0, 1, 11));
-            assertEquals(Buckets.UNKNOWN, buckets.versionWithout(0, 1, 10));
+            assertEquals(ListTable.UNKNOWN, buckets.versionWithout(0, 1, 11));
+            assertEquals(ListTable.UNKNOWN, buckets.versionWithout(0, 1, 10));
         } finally {
             buckets.unlock(0);
         }
@@ -361,15 +360,15 @@ class BucketsTest {
 
     @Test
     void theKeyedIndexDependsOnTheSeed() {
-        Buckets one = new Buckets(16, 1L);
-        Buckets two = new Buckets(16, 2L);
+        ListTable one = new ListTable(16, 1L);
+        ListTable two = new ListTable(16, 2L);
         int differ = 0;
         for (int key = 0; key < 100; key++) {
             differ += one.bucketOf(key) != two.bucketOf(key) ? 1 : 0;
             assertTrue(one.bucketOf(key) >= 0 && one.bucketOf(key) < 1 << 16);
         }
         assertTrue(differ > 90, differ + " of 100 keys moved");
-        assertEquals(0, new Buckets(0, 3L).bucketOf(12345));
+        assertEquals(0, new ListTable(0, 3L).bucketOf(12345));
     }
 
     /**
@@ -381,13 +380,13 @@ class BucketsTest {
     @Test
     void keysInArithmeticProgressionSpreadUnderEverySeed() {
         for (long seed = 0; seed < 2000; seed++) {
-            assertTrue(longestChain(new Buckets(4, seed), 64, 1) < 32, "seed " + seed + ", consecutive keys");
-            assertTrue(longestChain(new Buckets(10, seed), 4096, 4096) < 32, "seed " + seed + ", keys k * 4096");
+            assertTrue(longestChain(new ListTable(4, seed), 64, 1) < 32, "seed " + seed + ", consecutive keys");
+            assertTrue(longestChain(new ListTable(10, seed), 4096, 4096) < 32, "seed " + seed + ", keys k * 4096");
         }
     }
 
     /** The most of the keys {@code 0, stride, 2 * stride, ...} ({@code count} of them) in one bucket. */
-    private static int longestChain(Buckets table, int count, int stride) {
+    private static int longestChain(ListTable table, int count, int stride) {
         int[] perBucket = new int[table.count()];
         int longest = 0;
         for (int i = 0; i < count; i++) {
