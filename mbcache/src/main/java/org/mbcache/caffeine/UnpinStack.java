@@ -7,7 +7,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
-import org.mbcache.caffeine.CaffeineDedupCache.Entry;
 
 /**
  * The lazy-unpin stack of {@link CaffeineDedupCache}: entries whose last caller reference was
@@ -47,7 +46,7 @@ final class UnpinStack {
 
     static {
         try {
-            HEAD = MethodHandles.lookup().findVarHandle(UnpinStack.class, "head", Entry.class);
+            HEAD = MethodHandles.lookup().findVarHandle(UnpinStack.class, "head", PinnedEntry.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -55,7 +54,7 @@ final class UnpinStack {
 
     /** The newest queued entry; accessed through {@link #lvHead}, {@link #casHead}, {@link #xchgHead}. */
     @SuppressWarnings("unused") // through HEAD
-    private volatile Entry head;
+    private volatile PinnedEntry head;
 
     /** Entries pushed and not yet unlinked by a drain (live or dead). */
     private final AtomicLong backlog = new AtomicLong();
@@ -70,7 +69,7 @@ final class UnpinStack {
     /** Runs drains in the background, or on the pushing thread if the executor throws. */
     private final FallbackExecutor executor;
     /** Unpins an entry just taken off the stack, if only the cache holds it. */
-    private final Consumer<Entry> unpin;
+    private final Consumer<PinnedEntry> unpin;
 
     /** The drain handed to the executor: one preallocated task. */
     private final Runnable scheduledDrain = this::runScheduledDrain;
@@ -83,7 +82,7 @@ final class UnpinStack {
      * @param unpin unpins an entry just unlinked from the stack (off the stack for good), if only the
      *     cache holds it; must not push onto this stack
      */
-    UnpinStack(long maxEntries, long batch, LongSupplier size, FallbackExecutor executor, Consumer<Entry> unpin) {
+    UnpinStack(long maxEntries, long batch, LongSupplier size, FallbackExecutor executor, Consumer<PinnedEntry> unpin) {
         this.maxEntries = maxEntries;
         this.batch = Math.max(1, batch);
         this.size = size;
@@ -91,16 +90,16 @@ final class UnpinStack {
         this.unpin = unpin;
     }
 
-    private Entry lvHead() {
-        return (Entry) HEAD.getVolatile(this);
+    private PinnedEntry lvHead() {
+        return (PinnedEntry) HEAD.getVolatile(this);
     }
 
-    private boolean casHead(Entry expected, Entry update) {
+    private boolean casHead(PinnedEntry expected, PinnedEntry update) {
         return HEAD.compareAndSet(this, expected, update);
     }
 
-    private Entry xchgHead(Entry update) {
-        return (Entry) HEAD.getAndSet(this, update);
+    private PinnedEntry xchgHead(PinnedEntry update) {
+        return (PinnedEntry) HEAD.getAndSet(this, update);
     }
 
     /** Entries waiting on the stack (live or dead). */
@@ -116,7 +115,7 @@ final class UnpinStack {
      * drain pending but not running (an executor that fell behind or dropped the task), this thread
      * drains.
      */
-    void push(Entry entry) {
+    void push(PinnedEntry entry) {
         long queued = relink(entry);
         if (queued < batch) {
             return;
@@ -208,19 +207,19 @@ final class UnpinStack {
         long unlinked = 0;
         Throwable failure = null;
         if (keep == 0) {
-            Entry entry = xchgHead(null);
+            PinnedEntry entry = xchgHead(null);
             while (entry != null) {
-                Entry next = entry.lpNextToUnpin();
+                PinnedEntry next = entry.lpNextToUnpin();
                 failure = unlinked(entry, failure);
                 unlinked++;
                 entry = next;
             }
         } else {
-            Entry kept = lvHead(); // the head stays: only a CAS could take it off
-            Entry entry = kept == null ? null : kept.lpNextToUnpin();
+            PinnedEntry kept = lvHead(); // the head stays: only a CAS could take it off
+            PinnedEntry entry = kept == null ? null : kept.lpNextToUnpin();
             long live = 1;
             while (entry != null) {
-                Entry next = entry.lpNextToUnpin();
+                PinnedEntry next = entry.lpNextToUnpin();
                 if (live < keep && entry.count() != 0) {
                     live++;
                     kept = entry;
@@ -241,7 +240,7 @@ final class UnpinStack {
     }
 
     /** An entry just unlinked: off the stack for good, unless its unpin throws (then queued again). */
-    private Throwable unlinked(Entry entry, Throwable earlier) {
+    private Throwable unlinked(PinnedEntry entry, Throwable earlier) {
         entry.spNextToUnpin(null);
         entry.clearUnpinQueued();
         try {
@@ -264,8 +263,8 @@ final class UnpinStack {
      *
      * @return the backlog after the push
      */
-    private long relink(Entry entry) {
-        Entry h;
+    private long relink(PinnedEntry entry) {
+        PinnedEntry h;
         do {
             h = lvHead();
             entry.spNextToUnpin(h);

@@ -110,6 +110,17 @@ public final class Lifecycle {
     }
 
     /**
+     * Whether the cache is open: neither closed nor broken. One volatile load; for a waiter's
+     * condition, which must stop waiting at a close or a breach alike and then meet it in
+     * {@link #ensureOpen()}.
+     *
+     * @return whether the cache is open
+     */
+    public boolean isOpen() {
+        return state == OPEN;
+    }
+
+    /**
      * Whether {@link #beginClose()} has run: one volatile load.
      *
      * @return whether the cache is closed

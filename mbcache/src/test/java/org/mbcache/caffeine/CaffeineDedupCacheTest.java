@@ -541,9 +541,9 @@ class CaffeineDedupCacheTest {
     void anEvictedHeldEntryIsRethrownByEveryLaterCallButClose() {
         CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build();
         cache.create(KEY, 1, true);
-        CaffeineDedupCache.Entry held = (CaffeineDedupCache.Entry) cache.get(KEY, 1);
+        PinnedEntry held = (PinnedEntry) cache.get(KEY, 1);
         // What Caffeine would do if it stopped honouring zero weights: its listener throws...
-        assertThrows(AssertionError.class, () -> cache.onEvicted(KEY, new CaffeineDedupCache.Entry[] {held}, RemovalCause.SIZE));
+        assertThrows(AssertionError.class, () -> cache.onEvicted(KEY, new PinnedEntry[] {held}, RemovalCause.SIZE));
         // ...and since Caffeine only logs that, every later call throws it again.
         assertThrows(AssertionError.class, cache::size);
         assertThrows(AssertionError.class, () -> cache.create(KEY, 2, true));
@@ -613,7 +613,7 @@ class CaffeineDedupCacheTest {
 
     /** What Caffeine's eviction listener would be called with should it evict this held entry. */
     private static void breachWith(CaffeineDedupCache cache, CacheEntry held) {
-        CaffeineDedupCache.Entry[] group = {(CaffeineDedupCache.Entry) held};
+        PinnedEntry[] group = {(PinnedEntry) held};
         assertThrows(AssertionError.class, () -> cache.onEvicted(held.key(), group, RemovalCause.SIZE));
     }
 

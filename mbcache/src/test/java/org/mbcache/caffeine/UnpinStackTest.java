@@ -24,7 +24,6 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.mbcache.caffeine.CaffeineDedupCache.Entry;
 
 /**
  * The lazy-unpin stack on its own: when a drain is due, what it unpins, how it survives an
@@ -38,7 +37,7 @@ class UnpinStackTest {
     private static final long BATCH = 4;
 
     private final CaffeineDedupCache owner = CaffeineDedupCache.create(16);
-    private final List<Entry> unpinned = new ArrayList<>();
+    private final List<PinnedEntry> unpinned = new ArrayList<>();
     private long nextValue;
 
     @AfterEach
@@ -51,21 +50,21 @@ class UnpinStackTest {
         return stack(maxEntries, size, executor, unpinned::add);
     }
 
-    private static UnpinStack stack(long maxEntries, long size, Executor executor, Consumer<Entry> unpin) {
+    private static UnpinStack stack(long maxEntries, long size, Executor executor, Consumer<PinnedEntry> unpin) {
         return new UnpinStack(maxEntries, BATCH, () -> size, new FallbackExecutor(executor), unpin);
     }
 
     /** A live entry whose UNPIN_QUEUED flag is set, as a release leaves it before the push. */
-    private Entry queuedEntry() {
-        Entry entry = new Entry(owner, 1, nextValue++, true);
+    private PinnedEntry queuedEntry() {
+        PinnedEntry entry = new PinnedEntry(owner, 1, nextValue++, true);
         assertTrue(entry.markUnpinQueued());
         return entry;
     }
 
-    private List<Entry> push(UnpinStack stack, int entries) {
-        List<Entry> pushed = new ArrayList<>();
+    private List<PinnedEntry> push(UnpinStack stack, int entries) {
+        List<PinnedEntry> pushed = new ArrayList<>();
         for (int i = 0; i < entries; i++) {
-            Entry entry = queuedEntry();
+            PinnedEntry entry = queuedEntry();
             stack.push(entry);
             pushed.add(entry);
         }
@@ -92,7 +91,7 @@ class UnpinStackTest {
     @Test
     void overTheBoundADrainUnpinsAllButTheNewestHalfBatch() {
         UnpinStack stack = stack(1, 10, Runnable::run);
-        List<Entry> pushed = push(stack, (int) BATCH);
+        List<PinnedEntry> pushed = push(stack, (int) BATCH);
         assertEquals(List.of(pushed.get(1), pushed.get(0)), unpinned, "the oldest, newest first");
         assertEquals(BATCH / 2, stack.backlog());
     }
@@ -100,11 +99,11 @@ class UnpinStackTest {
     @Test
     void atOrBelowTheBoundADrainOnlyUnlinksDeadEntries() {
         UnpinStack stack = stack(100, 1, Runnable::run);
-        Entry live = queuedEntry();
+        PinnedEntry live = queuedEntry();
         stack.push(live);
-        List<Entry> dead = new ArrayList<>();
+        List<PinnedEntry> dead = new ArrayList<>();
         for (int i = 0; i < BATCH - 1; i++) {
-            Entry entry = queuedEntry();
+            PinnedEntry entry = queuedEntry();
             assertTrue(entry.killIfUnheld());
             dead.add(entry);
         }
@@ -117,11 +116,11 @@ class UnpinStackTest {
     @Test
     void drainAllNowUnpinsEveryQueuedEntryAndClearsItsFlag() {
         UnpinStack stack = stack(1, 10, task -> {});
-        List<Entry> pushed = push(stack, 3);
+        List<PinnedEntry> pushed = push(stack, 3);
         stack.drainAllNow();
         assertEquals(3, unpinned.size());
         assertEquals(0, stack.backlog());
-        for (Entry entry : pushed) {
+        for (PinnedEntry entry : pushed) {
             assertTrue(entry.markUnpinQueued(), "UNPIN_QUEUED left set: a later release could not queue it");
         }
     }
@@ -156,15 +155,15 @@ class UnpinStackTest {
 
     @Test
     void anUnpinThatThrowsLeavesItsEntryQueuedAndTheOthersAreStillUnpinned() {
-        List<Entry> done = new ArrayList<>();
-        Entry[] failing = new Entry[1];
+        List<PinnedEntry> done = new ArrayList<>();
+        PinnedEntry[] failing = new PinnedEntry[1];
         UnpinStack stack = stack(1, 10, task -> {}, entry -> {
             if (entry == failing[0]) {
                 throw new OutOfMemoryError("in the compute");
             }
             done.add(entry);
         });
-        List<Entry> pushed = push(stack, 3);
+        List<PinnedEntry> pushed = push(stack, 3);
         failing[0] = pushed.get(1);
         OutOfMemoryError thrown = assertThrows(OutOfMemoryError.class, stack::drainAllNow);
         assertEquals("in the compute", thrown.getMessage());
@@ -178,8 +177,8 @@ class UnpinStackTest {
 
     @Test
     void anUnpinFailureInADrainTheExecutorRefusedReachesThePusherAndTheNextDrainRetriesTheEntry() {
-        List<Entry> done = new ArrayList<>();
-        Entry[] failing = new Entry[1];
+        List<PinnedEntry> done = new ArrayList<>();
+        PinnedEntry[] failing = new PinnedEntry[1];
         UnpinStack stack = stack(1, 10, task -> {
             throw new RejectedExecutionException("full");
         }, entry -> {
@@ -189,9 +188,9 @@ class UnpinStackTest {
             }
             done.add(entry);
         });
-        List<Entry> pushed = push(stack, (int) BATCH - 1);
+        List<PinnedEntry> pushed = push(stack, (int) BATCH - 1);
         failing[0] = pushed.get(0); // the oldest: a drain that keeps half a batch unpins it
-        Entry last = queuedEntry();
+        PinnedEntry last = queuedEntry();
         assertThrows(OutOfMemoryError.class, () -> stack.push(last), "the pusher ran the drain");
         assertFalse(done.contains(pushed.get(0)));
         push(stack, (int) BATCH);
@@ -231,18 +230,18 @@ class UnpinStackTest {
 
     /** The pool and its ledger. */
     private final class Ledger {
-        final Entry[] pool = new Entry[POOL];
+        final PinnedEntry[] pool = new PinnedEntry[POOL];
         final AtomicIntegerArray timesPushed = new AtomicIntegerArray(POOL);
         final AtomicIntegerArray timesUnpinned = new AtomicIntegerArray(POOL);
 
         Ledger() {
             for (int i = 0; i < POOL; i++) {
-                pool[i] = new Entry(owner, 1, i, true);
+                pool[i] = new PinnedEntry(owner, 1, i, true);
             }
         }
 
         /** The unpin a stack under test is given: counts the entry. */
-        void unpin(Entry entry) {
+        void unpin(PinnedEntry entry) {
             timesUnpinned.incrementAndGet((int) entry.value);
         }
 
@@ -254,7 +253,7 @@ class UnpinStackTest {
             return () -> {
                 int pushes = 0;
                 for (int i = 0; pushes < PUSHES_PER_PUSHER && !Thread.currentThread().isInterrupted(); i++) {
-                    Entry entry = pool[Math.floorMod(pusher * 17 + i * (2 * pusher + 1), POOL)];
+                    PinnedEntry entry = pool[Math.floorMod(pusher * 17 + i * (2 * pusher + 1), POOL)];
                     if (entry.markUnpinQueued()) {
                         timesPushed.incrementAndGet((int) entry.value);
                         stack.push(entry);
