@@ -136,13 +136,14 @@ public final class CaffeineDedupCache implements DedupCache {
     private static final int SYNCHRONOUS_RECLAIM_PASSES = 7;
     private static final int REQUESTED_RECLAIM_PASSES = 8;
     private static final int CHAIN_CAP_RECLAIMS = 9;
+    private static final int RESTORES = 10;
     /**
      * The counters of {@link #stats()}, one line per thread for all of them: allocated with the
      * cache, never allocating when they count (a LongAdder allocates its cells on its first
      * collision, and a lookup counts its hit after it pinned and referenced the entry, so a count
      * that threw there would leak both).
      */
-    private final StripedStatistics statistics = new StripedStatistics(10);
+    private final StripedStatistics statistics = new StripedStatistics(11);
 
     private CaffeineDedupCache(long maxEntries, int chainCap, Executor executor) {
         this.maxEntries = maxEntries;
@@ -365,7 +366,7 @@ public final class CaffeineDedupCache implements DedupCache {
             groups.remove(boxedKey);
             throw Lifecycle.closedWhileCreating();
         }
-        statistics.add(CREATES, 1);
+        statistics.add(reclaimForCap ? CREATES : RESTORES, 1); // a restore's pair is no create
         long size = groups.size();
         if (size > maxEntries) {
             unpins.scheduleIfBacklogged(); // lately held entries must become evictable again
@@ -691,7 +692,8 @@ public final class CaffeineDedupCache implements DedupCache {
                 statistics.sum(BACKGROUND_RECLAIM_PASSES),
                 statistics.sum(SYNCHRONOUS_RECLAIM_PASSES),
                 statistics.sum(REQUESTED_RECLAIM_PASSES),
-                statistics.sum(CHAIN_CAP_RECLAIMS));
+                statistics.sum(CHAIN_CAP_RECLAIMS),
+                statistics.sum(RESTORES));
     }
 
     /**

@@ -12,7 +12,7 @@ import java.lang.invoke.VarHandle;
  * Caffeine backend records one: Caffeine's eviction listener, whose exceptions Caffeine only logs),
  * which every later call but {@code close()} rethrows. Open to broken is a CAS (the first breach is
  * kept); open or broken to closed is a plain volatile write. Teardown is separate: {@code close()}
- * tears down on every call until one call has finished ({@link #tearDownNeeded()},
+ * tears down on every call until one call has finished ({@link #beginClose()},
  * {@link #tornDown()}), so that a close that threw part-way (an {@link OutOfMemoryError} waking the
  * waiters) is finished by the next.
  *
@@ -49,7 +49,7 @@ import java.lang.invoke.VarHandle;
  *
  * <p><b>Cost.</b> The state is one immutable object in one volatile field, so {@link #ensureOpen()}
  * on the path of every call is one volatile load and one comparison with a constant; the
- * exceptions are built off that path, in {@link #refuse}, so that it stays small enough to inline.
+ * exceptions are built off that path, in a method of their own, so that it stays small enough to inline.
  * Not part of the API.
  */
 public final class Lifecycle {

@@ -33,6 +33,7 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.mbcache.CacheEntry;
 import org.mbcache.CompactMbCache;
+import org.mbcache.CacheStats;
 import org.mbcache.DedupCache;
 import org.mbcache.MbCache;
 import org.mbcache.caffeine.CaffeineDedupCache;
@@ -189,6 +190,18 @@ class SnapshotContractTest {
         assertEquals(11, target.size());
         assertFalse(reusableOf(target, keyOf(1), 1001), "the cached pair's flag was changed");
         assertTrue(Pairs.isCached(target, 99_999, 1));
+    }
+
+    @Test
+    void restoredPairsAreCountedAsRestoresAndNotAsCreates() throws IOException {
+        fill(cache, 10);
+        byte[] snapshot = SnapshotRecords.snapshotOf(cache);
+        DedupCache target = newCache(ROOMY);
+        target.create(99_999, 1, true);
+        assertEquals(10, restore(target, snapshot));
+        CacheStats stats = target.stats();
+        assertEquals(10, stats.restores());
+        assertEquals(1, stats.creates());
     }
 
     @Test
