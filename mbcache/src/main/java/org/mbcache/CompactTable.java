@@ -1,8 +1,20 @@
 package org.mbcache;
 
+import static org.mbcache.CompactSlots.COUNT_MASK;
+import static org.mbcache.CompactSlots.GENERATION_MASK;
+import static org.mbcache.CompactSlots.GENERATION_SHIFT;
+import static org.mbcache.CompactSlots.IDENTITY;
+import static org.mbcache.CompactSlots.REFERENCED;
+import static org.mbcache.CompactSlots.casMeta;
+import static org.mbcache.CompactSlots.generation;
+import static org.mbcache.CompactSlots.keyOf;
+import static org.mbcache.CompactSlots.lvMeta;
+import static org.mbcache.CompactSlots.soMeta;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
+import org.mbcache.internal.HashedWaitQueues;
 
 /**
  * The storage of {@link CompactMbCache}: bucket records and slots in primitive arrays allocated in
@@ -11,15 +23,14 @@ import java.util.Arrays;
  *
  * <h2>Slots</h2>
  * A slot is two {@code long}s side by side in a slot page ({@code 2^slotPageBits} slots a page, at
- * most 2^14 slots, 256 KiB: below half of G1's smallest region, so no page is a humongous object): the value, then the <em>meta word</em>, the key in the upper 32 bits and the state in
- * the lower 32: the reference count in bits 0-14 (so at most 32,766 callers hold one pair at once,
- * unless it is hot), {@link #REFERENCED} (15), {@link #REUSABLE} (16), {@link #WAITERS} (17),
- * {@link #FROZEN} (18), {@link #HOT} (19) and the slot's generation in bits 20-31 (12 bits, advanced
- * each time the slot is handed to a new pair). A hot slot's cells are in a table of at most
- * {@value HotReferences#MAX_HOT_ENTRIES} per cache (see "Hot slots" below). Sixteen bytes at a 16-byte offset from the array's first element:
- * the JVM aligns arrays to 8 bytes only, so a slot straddles two cache lines only where the page
- * happens to start at an odd multiple of 8 (then one slot in four does). Count zero means free (or removed, or killed by close). Slot 0 is never
- * used, so that a bucket reference of zero means "empty".
+ * most 2^14 slots, 256 KiB: below half of G1's smallest region, so no page is a humongous object):
+ * the value, then the <em>meta word</em> (key, count, flags, generation), whose layout and CAS
+ * loops are {@link CompactSlots}'. A hot slot's cells are in a table of at most
+ * {@value HotReferences#MAX_HOT_ENTRIES} per cache (see "Hot slots" below). Sixteen bytes at a
+ * 16-byte offset from the array's first element: the JVM aligns arrays to 8 bytes only, so a slot
+ * straddles two cache lines only where the page happens to start at an odd multiple of 8 (then one
+ * slot in four does). Slot 0 is never used, so that a bucket reference of zero means "empty". The
+ * waiters of {@code waitUnused} wait on the table ({@link #unusedWaiters}).
  *
  * <h2>Buckets</h2>
  * Any number of buckets from 1 to 2^30, not only powers of two, so that a table sized from its
@@ -56,11 +67,11 @@ import java.util.Arrays;
  * No page is half of G1's smallest region (1 MiB) or more, so none is a humongous object.
  *
  * <h2>The keyed index</h2>
- * As {@link Buckets}'s: {@code h = a * p + b mod 2^64}, {@code p} the key premixed with a secret,
+ * {@link KeyedIndex}'s: {@code h = a * p + b mod 2^64}, {@code p} the key premixed with a secret,
  * with {@code a} (odd), {@code b} and the secret from the cache's seed. The bucket is
  * {@code (hi(h) * buckets) >>> 32} ("fastrange": the top 32 bits of {@code h} scaled to the bucket
- * count), which for a power of two is exactly Buckets' top
- * {@code bucketBits} bits, so one seed gives the same buckets in both backends. The fingerprint is
+ * count), which for a power of two is exactly the top {@code bucketBits} bits the list layout
+ * takes, so one seed gives the same buckets in both layouts. The fingerprint is
  * the top {@code 32 - slotBits} bits of the rest of that product (the bits of {@code hi(h)} below
  * the bucket's, scaled) XORed with the low half of {@code h}, so it stays informative when the
  * bucket count uses up most of the top half. The key filters take their bits from the whole keyed
@@ -68,7 +79,7 @@ import java.util.Arrays;
  * leaves the fingerprint a few bits (6 at 10^7 entries, 3 at 10^8), too few to tell many keys apart.
  *
  * <h2>The key filters</h2>
- * As Buckets' two filters: 32 bits of the key's keyed hash, mixed ({@link #filterMix}: the hash's
+ * Two filters, as the list layout's: 32 bits of the key's keyed hash, mixed ({@link #filterMix}: the hash's
  * halves XORed, times an odd constant, the top half of the product, so every bit depends on the
  * whole hash and not only on the bits that pick the bucket or make the fingerprint), pick one of the
  * head word's upper 32 bits (their top five bits) and two of the wide filter's 64 (the next twelve),
@@ -93,9 +104,9 @@ import java.util.Arrays;
  * {@code lp}/{@code sp} plain load and store, {@code so} release store, {@code cas}
  * compare-and-set. Bucket contents (length, references, overflow arrays, the wide filter) are
  * written only by the holder of the bucket's lock bit, and read optimistically under the seqlock
- * protocol of {@link Buckets} (acquire load of the head word, plain loads, acquire fence, load of
- * the head word again); the lock CAS is an acquire, followed by a store-store fence, and the unlock
- * a release store, exactly as there. The version has 31 bits and wraps, with Buckets' bound (the
+ * protocol of {@link BucketLockWord} (acquire load of the head word, plain loads, acquire fence,
+ * load of the head word again); the lock CAS is an acquire, followed by a store-store fence, and
+ * the unlock a release store. The version has 31 bits and wraps, with that class's bound (the
  * contract, section 5): a validation is fooled only if exactly a multiple of 2^31 critical sections
  * ran on the one bucket while the reader stalled between its two loads. An optimistic reader
  * computes the first inline position from the length it read, walks the record's inline
@@ -114,10 +125,7 @@ import java.util.Arrays;
  * The filters are stored opaquely (atomic 64-bit stores) inside the critical section; the head
  * word's is republished by the unlock's release store with the new version.
  *
- * <p>The meta word is changed by CAS only once its slot is live; the one
- * plain-ish write, the release store that makes a slot live ({@link #soMeta}), happens while the slot
- * is free and owned by one creator, and nobody CASes a meta word whose count is zero (every CAS loop
- * refuses count zero), except the claim that sets it to zero, which needs count one. Slot pages and
+ * <p>The meta word's protocol and memory order are {@link CompactSlots}'. Slot pages and
  * handle pages are published by a release store into their directory and read with an acquire load
  * (a racing optimistic reader may follow a reference into a page it has not seen yet: it finds
  * {@code null} there and retries under the lock).
@@ -140,22 +148,6 @@ final class CompactTable implements HotReferences.Host {
             throw new ExceptionInInitializerError(e);
         }
     }
-
-    // The state half of a meta word.
-    static final int COUNT_MASK = 0x7FFF;
-    static final int REFERENCED = 1 << 15;
-    static final int REUSABLE = 1 << 16;
-    static final int WAITERS = 1 << 17;
-    /** A thread is deciding on the exact number of callers of a hot slot ({@link HotReferences}). */
-    static final int FROZEN = 1 << 18;
-    /** Callers' references are counted in the slot's cells too ({@link HotReferences}). */
-    static final int HOT = 1 << 19;
-    static final int GENERATION_SHIFT = 20;
-    static final int GENERATION_MASK = 0xFFF;
-    /** The bits of a meta word that name its occupant: the key and the generation. */
-    static final long IDENTITY = 0xFFFF_FFFF_0000_0000L | (long) GENERATION_MASK << GENERATION_SHIFT;
-    /** The hot-mode protocol over a meta word; this table is its {@link HotReferences.Host}, a slot its {@code at}. */
-    static final HotReferences HOT_REFERENCES = new HotReferences(COUNT_MASK, FROZEN, HOT, WAITERS, IDENTITY);
 
     /** Longs a bucket record takes: sixteen ints, the length and 15 inline references. */
     static final int RECORD_LONGS = 8;
@@ -180,9 +172,8 @@ final class CompactTable implements HotReferences.Host {
      * Every this many removals from a chain rebuild its filters from the keys left, where the
      * record has the bits to count them ({@link #rebuildEvery}); those between leave the filters as
      * they are. Eight, not four: a rebuild reads every slot of the chain, cache misses at millions of
-     * entries, and at 10^7 entries a create at the bound (which reclaims a pair) measured about a
-     * fifth dearer with a rebuild every fourth removal; the filters then claim on average 3.5 keys
-     * that left besides a chain's 14 or so.
+     * entries, paid by the create at the bound that reclaims a pair; the filters then claim on
+     * average 3.5 keys that left besides a chain's 14 or so.
      */
     static final int REBUILD_EVERY = 8;
     /** The most buckets a table has. */
@@ -212,6 +203,19 @@ final class CompactTable implements HotReferences.Host {
     private final Object[][] handlePages;
     /** Pages allocated under this lock (rare: once per page). */
     private final Object pageLock = new Object();
+    /**
+     * Where {@code waitUnused} waits for a slot's callers to leave, keyed by this table: one queue
+     * (waits are rare; every waiter re-checks its own slot after a wake-up).
+     */
+    final HashedWaitQueues unusedWaiters = new HashedWaitQueues(0);
+    /**
+     * What {@link #consume} compares the sums of loads-only look-aheads with ({@link #touchChain},
+     * {@link #touchBucketsOfClaimable}): a value a sum almost never equals, set once. A plain field
+     * that is read, and written only when a sum happens to equal it (about once in 2^64; a racy
+     * write then changes nothing that matters), so that the compiler keeps the loads without a
+     * store per create that every creating thread would contend on.
+     */
+    private long touchSentinel = System.nanoTime() | 1L << 62;
 
     /** The next never-used slot; slots below it have their page. */
     private volatile int nextSlot = 1;
@@ -257,11 +261,11 @@ final class CompactTable implements HotReferences.Host {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // The keyed index (the same family and seed expansion as Buckets)
+    // The keyed index (KeyedIndex's family and seed expansion)
     // ---------------------------------------------------------------------------------------------
 
     /**
-     * The key's keyed hash ({@link Buckets#keyedHash(int, int, long, long)}: {@code a * p + b mod
+     * The key's keyed hash ({@link KeyedIndex#keyedHash(int, int, long, long)}: {@code a * p + b mod
      * 2^64} of the premixed key {@code p}): its bucket ({@link #bucketOfHash}), its fingerprint
      * ({@link #fingerprintOfHash}) and its filter bits ({@link #filterMixOfHash}) are all taken from
      * it, so a lookup or a create computes it once and passes it on.
@@ -363,7 +367,7 @@ final class CompactTable implements HotReferences.Host {
      * {@link #filterMix} is {@code mix} without reading the record: the version is even and
      * validates, and one of the two filters lacks the key. The wide word is read after the head word (an acquire
      * load) and counts only because the validation follows it. No branch on either filter's answer
-     * (see {@link Buckets}' turnsAway: a branch taken at random is mispredicted that often).
+     * (a branch taken at random is mispredicted that often).
      */
     boolean turnsAway(int b, long head, int mix) {
         long wide = (long) LONGS.getOpaque(headPage(b), headIndex(b) + 1);
@@ -625,31 +629,6 @@ final class CompactTable implements HotReferences.Host {
         return (slot & slotPageMask) << 1;
     }
 
-    static long lvMeta(long[] page, int valueIndex) {
-        return (long) LONGS.getVolatile(page, valueIndex + 1);
-    }
-
-    static boolean casMeta(long[] page, int valueIndex, long expected, long updated) {
-        return LONGS.compareAndSet(page, valueIndex + 1, expected, updated);
-    }
-
-    /** Makes a free slot live (release: its value, written before, is visible to whoever sees it live). */
-    static void soMeta(long[] page, int valueIndex, long meta) {
-        LONGS.setRelease(page, valueIndex + 1, meta);
-    }
-
-    static int count(long meta) {
-        return (int) meta & COUNT_MASK;
-    }
-
-    static int generation(long meta) {
-        return ((int) meta >>> GENERATION_SHIFT) & GENERATION_MASK;
-    }
-
-    static int keyOf(long meta) {
-        return (int) (meta >>> 32);
-    }
-
     /** The slots handed out so far, free ones included: the clock's range is {@code [1, end)}. */
     int end() {
         return nextSlot;
@@ -700,6 +679,13 @@ final class CompactTable implements HotReferences.Host {
         long sum = record[base] + record[base + RECORD_LONGS - 1];
         int[] spill = overflow[b];
         return spill == null ? sum : sum + spill.length;
+    }
+
+    /** Keeps the loads whose sum is {@code touched} (see {@link #touchSentinel}). */
+    void consume(long touched) {
+        if (touched == touchSentinel) {
+            touchSentinel = touched + 1;
+        }
     }
 
     /**
@@ -758,7 +744,7 @@ final class CompactTable implements HotReferences.Host {
     void free(int slot) {
         long[] page = slotPage(slot);
         int at = valueIndex(slot);
-        long meta = (long) LONGS.getVolatile(page, at + 1);
+        long meta = lvMeta(page, at);
         long generation = (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
         soMeta(page, at, (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation);
         push(slot, page, at);

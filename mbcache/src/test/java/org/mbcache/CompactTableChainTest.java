@@ -37,7 +37,7 @@ class CompactTableChainTest {
         int key = slot * 0x9E37_79B9;
         long[] page = table.slotPage(slot);
         int at = table.valueIndex(slot);
-        CompactTable.soMeta(page, at, (long) key << 32 | 1);
+        CompactSlots.soMeta(page, at, (long) key << 32 | 1);
         int ref = table.fingerprintOf(key) | slot;
         table.lock(0);
         try {
@@ -59,7 +59,7 @@ class CompactTableChainTest {
         }
         int ref = chain.remove(pos);
         long[] page = table.slotPage(table.slotOfRef(ref));
-        CompactTable.soMeta(page, table.valueIndex(table.slotOfRef(ref)), 0);
+        CompactSlots.soMeta(page, table.valueIndex(table.slotOfRef(ref)), 0);
         table.free(table.slotOfRef(ref));
     }
 

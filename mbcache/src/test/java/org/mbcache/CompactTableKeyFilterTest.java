@@ -45,7 +45,7 @@ class CompactTableKeyFilterTest {
         long[] page = table.slotPage(slot);
         int at = table.valueIndex(slot);
         page[at] = key;
-        CompactTable.soMeta(page, at, (long) key << 32 | 1);
+        CompactSlots.soMeta(page, at, (long) key << 32 | 1);
         int b = table.bucketOf(key);
         table.lock(b);
         try {
@@ -64,7 +64,7 @@ class CompactTableKeyFilterTest {
         int at = table.valueIndex(slot);
         table.lock(b);
         try {
-            assertTrue(CompactTable.casMeta(page, at, (long) key << 32 | 1, (long) key << 32));
+            assertTrue(CompactSlots.casMeta(page, at, (long) key << 32 | 1, (long) key << 32));
             table.removeAt(b, table.positionOf(b, slot));
         } finally {
             table.unlock(b);

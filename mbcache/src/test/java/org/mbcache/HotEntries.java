@@ -22,7 +22,7 @@ public final class HotEntries {
             own.switchToHot(0);
             return own.isHot();
         }
-        return compactOf(entry).switchToHot(CompactMbCache.handleOfEntry(entry));
+        return compactOf(entry).switchToHot(CompactEntry.handleOfEntry(entry));
     }
 
     /**
@@ -46,7 +46,7 @@ public final class HotEntries {
         if (entry instanceof ListEntry own) {
             return own.isHot();
         }
-        return compactOf(entry).isHot(CompactMbCache.handleOfEntry(entry));
+        return compactOf(entry).isHot(CompactEntry.handleOfEntry(entry));
     }
 
     /**
@@ -71,6 +71,6 @@ public final class HotEntries {
     }
 
     private static CompactMbCache compactOf(CacheEntry entry) {
-        return CompactMbCache.cacheOf(entry);
+        return CompactEntry.cacheOf(entry);
     }
 }

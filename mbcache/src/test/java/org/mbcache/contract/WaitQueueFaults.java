@@ -10,7 +10,7 @@ import org.mbcache.CacheEntry;
 import org.mbcache.DedupCache;
 
 /**
- * Fault injection into a backend's {@code waitUnused} queues (its {@code unusedWaiters} field, a
+ * Fault injection into a backend's {@code waitUnused} queues (its {@code unusedWaiters} field, or its table's, a
  * {@code HashedWaitQueues}), by reflection: every object is made to share the first queue, which gets
  * a lock whose next {@code lock()}, once armed, throws {@link OutOfMemoryError}, as a contended
  * lock's node allocation can. That is the one allocation a wake-up makes.
@@ -38,13 +38,13 @@ public final class WaitQueueFaults {
     /**
      * Puts a failing lock into each of the cache's wait queues, disarmed.
      *
-     * @param cache a backend with an {@code unusedWaiters} field
+     * @param cache a backend with an {@code unusedWaiters} field (or a table with one)
      * @return the faults, to arm and disarm
      * @throws ReflectiveOperationException if the backend has no such queues
      */
     public static WaitQueueFaults injectInto(DedupCache cache) throws ReflectiveOperationException {
         WaitQueueFaults faults = new WaitQueueFaults();
-        Object waitQueues = field(cache, "unusedWaiters");
+        Object waitQueues = waitQueuesOf(cache);
         Object[] queues = (Object[]) field(waitQueues, "queues");
         // One queue for every object: then a wake-up for any entry meets any waiter, and fails.
         Arrays.fill(queues, queues[0]);
@@ -53,6 +53,15 @@ public final class WaitQueueFaults {
         setField(queues[0], "changed", lock.newCondition());
         faults.locks.add(lock);
         return faults;
+    }
+
+    /** The backend's {@code unusedWaiters}: its own field, or its table's (the compact layout's). */
+    private static Object waitQueuesOf(DedupCache cache) throws ReflectiveOperationException {
+        try {
+            return field(cache, "unusedWaiters");
+        } catch (NoSuchFieldException notHere) {
+            return field(field(cache, "table"), "unusedWaiters");
+        }
     }
 
     /** The next wake-up that finds a waiter throws. */

@@ -1,0 +1,191 @@
+package org.mbcache;
+
+import static org.mbcache.CompactSlots.GENERATION_SHIFT;
+import static org.mbcache.CompactSlots.REFERENCED;
+import static org.mbcache.CompactSlots.REUSABLE;
+import static org.mbcache.CompactSlots.count;
+import static org.mbcache.CompactSlots.generation;
+import static org.mbcache.CompactSlots.keyOf;
+import static org.mbcache.CompactSlots.lvMeta;
+
+import java.lang.invoke.VarHandle;
+import org.mbcache.internal.Lifecycle;
+import org.mbcache.internal.Snapshots;
+
+/**
+ * The compact layout's reclaim order: a CLOCK hand over a {@link CompactTable}'s slots, the step of
+ * its reclaim passes ({@link ReclaimBooks.Sweep}, run by {@link ReclaimBooks} under the reclaim
+ * lock), and the order its snapshots list pairs in ({@link SnapshotWalk}).
+ *
+ * <p><b>The sweep.</b> One hand over {@code [1, end)}, in index order, wrapping; {@code end} is the
+ * table's end when the pass begins, and the pass's extent is {@code end - 1}. At each slot it reads
+ * the meta word. Count zero (free, or claimed elsewhere): {@link #EMPTY}. Referenced: the flag
+ * cleared, a second chance. Count one: claimed under its bucket's bit (the claim re-checks key,
+ * generation and count there), unhashed, then freed. Held: kept. The reclaim lock is taken before
+ * any bucket bit and never while one is held (a create that finds no free slot reclaims before it
+ * locks its bucket), so the two cannot deadlock.
+ *
+ * <p><b>The look-ahead.</b> Each time the hand enters slots outside its window it first loads the
+ * bucket lines of the claimable ones among the next {@value #LOOKAHEAD}
+ * ({@link CompactTable#touchBucketsOfClaimable}): loads only, racy and plain, whose values decide
+ * nothing, so that the claims that follow (each behind the lock bit's locked instruction, which
+ * waits for the loads before it) find those lines in the cache instead of waiting for each miss in
+ * turn. 16 slots: up to 48 loads in flight, about what a core tracks at once.
+ */
+final class CompactClock implements ReclaimBooks.Sweep {
+
+    /** Slots the hand looks ahead of itself (see the class comment). */
+    static final int LOOKAHEAD = 16;
+
+    private final CompactTable table;
+    /** The next slot a pass looks at. Reclaim lock held. */
+    private int hand = 1;
+    private int end;
+    /** The look-ahead's window, {@code [touchedFrom, touchedTo)}. */
+    private int touchedFrom;
+    private int touchedTo;
+    private long touched;
+
+    CompactClock(CompactTable table) {
+        this.table = table;
+    }
+
+    /**
+     * The slot the hand looks at next, of a table whose end is {@code end}: the hand, or slot 1 if
+     * the hand is at or past the end. Reclaim lock held.
+     */
+    int handWithin(int end) {
+        return hand < end ? hand : 1;
+    }
+
+    /** The look-ahead window's first slot (tests). */
+    int lookAheadFrom() {
+        return touchedFrom;
+    }
+
+    /** The look-ahead window's end, exclusive (tests). */
+    int lookAheadTo() {
+        return touchedTo;
+    }
+
+    @Override
+    public long beginPass() {
+        end = table.end();
+        touchedFrom = 0;
+        touchedTo = 0;
+        touched = 0;
+        return end - 1L;
+    }
+
+    @Override
+    public int step() {
+        int slot = handWithin(end);
+        hand = slot + 1;
+        if (slot < touchedFrom || slot >= touchedTo) {
+            touchedFrom = slot;
+            touchedTo = Math.min(end, slot + LOOKAHEAD);
+            touched += table.touchBucketsOfClaimable(touchedFrom, touchedTo);
+        }
+        long[] page = table.slotPage(slot);
+        int at = table.valueIndex(slot);
+        long meta = lvMeta(page, at);
+        if (count(meta) == 0) {
+            return EMPTY;
+        }
+        if ((meta & REFERENCED) == 0 && count(meta) == 1 && claim(slot, page, at, meta)) {
+            return FREED;
+        }
+        if ((meta & REFERENCED) != 0) {
+            CompactSlots.setFlag(page, at, generation(meta), REFERENCED, false);
+            return SECOND_CHANCE;
+        }
+        return KEPT;
+    }
+
+    @Override
+    public void endPass() {
+        table.consume(touched);
+    }
+
+    /**
+     * Claims an unused slot (count 1 to 0, re-checked under its bucket's bit: same key, same
+     * generation) and unhashes it, then frees it. Reclaim lock held.
+     */
+    private boolean claim(int slot, long[] page, int at, long seen) {
+        int bucket = table.bucketOf(keyOf(seen));
+        table.lock(bucket);
+        try {
+            long meta = lvMeta(page, at);
+            if ((meta ^ seen) >>> GENERATION_SHIFT != 0 || !CompactSlots.tryClaim(table, slot, page, at, meta)) {
+                return false; // another generation or key (reused meanwhile), or held now
+            }
+            int pos = table.positionFromOldest(bucket, slot); // the hand claims old pairs: near the front
+            if (pos < 0) {
+                throw new AssertionError("a live slot was not in its chain: " + slot);
+            }
+            table.removeAt(bucket, pos);
+        } finally {
+            table.unlock(bucket);
+        }
+        table.free(slot);
+        return true;
+    }
+
+    /**
+     * One snapshot's walk over the slots {@code [start, end)}, then {@code [1, start)}: the clock's
+     * order from the hand ({@link CompactMbCache#writeSnapshot} says what it guarantees). It takes no
+     * lock and no reference: it reads each slot's meta word, value and meta word again, and copies
+     * the pair if both reads show the same live occupant (same key and generation, count above
+     * zero), with its flags. A close during the walk ends it with the closed cache's exception.
+     */
+    static final class SnapshotWalk implements Snapshots.PairSource {
+        private final CompactTable table;
+        private final Lifecycle lifecycle;
+        private final int start;
+        private final int end;
+        private int next;
+        private boolean wrapped;
+
+        SnapshotWalk(CompactTable table, Lifecycle lifecycle, int start, int end) {
+            this.table = table;
+            this.lifecycle = lifecycle;
+            this.start = start;
+            this.end = end;
+            this.next = start;
+        }
+
+        @Override
+        public int next(int[] keys, long[] values, byte[] flags, int from, int max) {
+            int copied = 0;
+            while (copied < max) {
+                if (!wrapped && next >= end) {
+                    wrapped = true;
+                    next = 1;
+                }
+                if (wrapped && next >= start) {
+                    break;
+                }
+                int slot = next++;
+                long[] page = table.slotPage(slot);
+                int at = table.valueIndex(slot);
+                long meta = lvMeta(page, at);
+                if (count(meta) == 0) {
+                    continue; // free, claimed, or not filled yet
+                }
+                long value = page[at];
+                VarHandle.acquireFence(); // the value's load before the second load of the meta word
+                long again = lvMeta(page, at);
+                if (count(again) == 0 || (again ^ meta) >>> GENERATION_SHIFT != 0) {
+                    continue; // freed (its value word may be the free list's link) or reused meanwhile
+                }
+                keys[from + copied] = keyOf(again);
+                values[from + copied] = value;
+                flags[from + copied] = (byte) (((again & REUSABLE) != 0 ? Snapshots.RECORD_REUSABLE : 0)
+                        | ((again & REFERENCED) != 0 ? Snapshots.RECORD_REFERENCED : 0));
+                copied++;
+            }
+            lifecycle.ensureOpen(); // close() zeroed the counts: never end a snapshot short as if complete
+            return copied;
+        }
+    }
+}

@@ -1,0 +1,362 @@
+package org.mbcache;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import org.mbcache.internal.Lifecycle;
+
+/**
+ * The meta word of a {@link CompactTable} slot and every CAS loop that changes it: the compact
+ * layout's reference-counting protocol, as {@code MbCache}'s entry class is for its state word.
+ * Static methods over a slot's page and index ({@link CompactTable#slotPage},
+ * {@link CompactTable#valueIndex}); the table is passed for the hot-mode cells and the contention
+ * vote ({@link HotReferences}, whose {@link HotReferences.Host} it is).
+ *
+ * <h2>The word</h2>
+ * A slot is two {@code long}s: the value, then the meta word, the key in the upper 32 bits and the
+ * state in the lower 32: the reference count in bits 0-14 (so at most 32,766 callers hold one pair
+ * at once, unless it is hot), {@link #REFERENCED} (15), {@link #REUSABLE} (16), {@link #WAITERS}
+ * (17), {@link #FROZEN} (18), {@link #HOT} (19) and the slot's generation in bits 20-31 (12 bits,
+ * advanced each time the slot is freed, {@link CompactTable#free}). Count zero means free (or
+ * claimed, or killed by close). A count above zero means "in its chain": the cache's reference plus
+ * one per caller. Only a claim (count 1 to 0, under the bucket's bit, which then unhashes the slot)
+ * or {@code close()} ({@link #kill}) takes the cache's own reference. A contended slot switches to
+ * hot mode ({@link HotReferences}, whose argument covers slot reuse too: a claim retires a hot
+ * slot's cells before the slot can be freed, and cells are found by slot, key and generation).
+ * A handle is the slot index in the low 32 bits and the generation above ({@link #handleOf}).
+ *
+ * <h2>Slot reuse</h2>
+ * The hazard the list layout does not have: its dead entries stay dead, a slot here is freed and
+ * given to a new pair. The argument that a lookup never hands out the wrong pair, and never leaks
+ * or steals a reference, has four steps.
+ * <ol>
+ *   <li>A slot leaves its chain and becomes free only in a critical section of its bucket (the
+ *       claim and the unhashing in one critical section), and is pushed onto the free list only
+ *       after that, its generation advanced as it is pushed ({@link CompactTable#free}; a slot a
+ *       create took and puts back unused, {@link CompactTable#freeUnused}, keeps its generation,
+ *       so the generation counts the pairs a slot held). {@code deleteOrGet} frees inside its
+ *       critical section: {@code close()} takes every bucket's bit, so once it has returned, a
+ *       handle of a pair deleted before it reads stale (DeleteVsClose). A slot becomes live (count
+ *       0 to 1, with that generation, {@link #soMeta}) only in a critical section of the bucket it
+ *       is hashed into. So a slot in a chain at version v (even) held the same pair for as long as
+ *       the version stayed v.</li>
+ *   <li>An optimistic lookup ({@link CompactWalk}) reads the version (acquire; odd: retry locked),
+ *       then a reference, then the slot's meta word (volatile), checks key, count above zero and
+ *       the flag or value it looks for, and CASes the meta word to count + 1
+ *       ({@link #tryAcquireMatching}). The CAS compares the whole word, key and generation
+ *       included: it increments exactly the occupant the lookup checked, or fails (and the lookup
+ *       re-reads). Every CAS loop here but the claim refuses count zero, so a lookup never
+ *       resurrects a free slot, whatever stale index it holds.</li>
+ *   <li>Then it validates the version (acquire fence, load again). Unchanged: no critical section
+ *       ran, so by step 1 the slot held the pair it checked, in the chain, from the first load to
+ *       the CAS; the lookup linearizes at the CAS. Changed: it gives the reference back with an
+ *       ordinary {@link #release} and retries under the bit. That reference is on the occupant it
+ *       incremented, which cannot have been freed meanwhile (the lookup's own reference keeps the
+ *       count above one, so no claim succeeds): no count is taken from anyone else. For the moment
+ *       between the CAS and the release, the occupant (a new pair, if the slot was reused) shows
+ *       one holder more: a {@code deleteOrGet} or reclaim pass in that moment treats it as held,
+ *       as the list layout's entries are treated when a lookup's validation fails. That is the one
+ *       visible effect of a stale index.</li>
+ *   <li>A handle carries the generation. Every operation on a handle (release, touch, setReusable,
+ *       findNext, waitUnused) checks it in the same CAS loop that changes the word, so a handle
+ *       kept after its release cannot change the slot's next occupant: it is refused or ignored,
+ *       unless the slot was reused a multiple of 2^12 times in between (the generation wraps; then
+ *       it acts on the new occupant as a double release does on an entry object).</li>
+ * </ol>
+ * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,
+ * StaleHandleVsSlotReuse, DeleteVsClose) exercise steps 2-4; the soak and CompactMbCacheTest's
+ * random-operation tests reuse slots past the generation's 12 bits.
+ *
+ * <h2>Memory order</h2>
+ * Accessor names say the mode, JCTools-style: {@code lv} volatile load, {@code so} release store,
+ * {@code cas} a volatile compare-and-set. A new pair's value is a plain store and its meta word a
+ * release store ({@link #soMeta}), both inside the bucket's critical section, before its reference
+ * is added; the unlock's release store publishes the reference. A locked reader sees all of it
+ * through the lock's acquire CAS; an optimistic reader through the version's acquire load (for a
+ * pair published before that version) or, for one it met racing, through its volatile load of the
+ * meta word, which reads the release store or a later CAS (the value written before the release
+ * store is then visible). The value of a slot is read only after its meta word shows it live; a
+ * value read from a slot freed meanwhile (its value word holds the free list's link) is discarded
+ * by the CAS, which then fails, or by the validation. {@link #soMeta} is the one write that is not a
+ * CAS: it happens while the slot is free and owned by one creator (or, in
+ * {@link CompactTable#free}, by the claimer), and nobody CASes a word whose count is zero but the
+ * claim, which needs count one.
+ */
+final class CompactSlots {
+
+    private CompactSlots() {}
+
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+
+    // The state half of a meta word.
+    static final int COUNT_MASK = 0x7FFF;
+    static final int REFERENCED = 1 << 15;
+    static final int REUSABLE = 1 << 16;
+    static final int WAITERS = 1 << 17;
+    /** A thread is deciding on the exact number of callers of a hot slot ({@link HotReferences}). */
+    static final int FROZEN = 1 << 18;
+    /** Callers' references are counted in the slot's cells too ({@link HotReferences}). */
+    static final int HOT = 1 << 19;
+    static final int GENERATION_SHIFT = 20;
+    static final int GENERATION_MASK = 0xFFF;
+    /** The bits of a meta word that name its occupant: the key and the generation. */
+    static final long IDENTITY = 0xFFFF_FFFF_0000_0000L | (long) GENERATION_MASK << GENERATION_SHIFT;
+    /** The hot-mode protocol over a meta word; the table is its {@link HotReferences.Host}, a slot its {@code at}. */
+    static final HotReferences HOT_REFERENCES = new HotReferences(COUNT_MASK, FROZEN, HOT, WAITERS, IDENTITY);
+
+    // ---------------------------------------------------------------------------------------------
+    // Accessors
+    // ---------------------------------------------------------------------------------------------
+
+    static long lvMeta(long[] page, int valueIndex) {
+        return (long) LONGS.getVolatile(page, valueIndex + 1);
+    }
+
+    static boolean casMeta(long[] page, int valueIndex, long expected, long updated) {
+        return LONGS.compareAndSet(page, valueIndex + 1, expected, updated);
+    }
+
+    /** Makes a free slot live, or writes a freed slot's next generation (release; see the class comment). */
+    static void soMeta(long[] page, int valueIndex, long meta) {
+        LONGS.setRelease(page, valueIndex + 1, meta);
+    }
+
+    static int count(long meta) {
+        return (int) meta & COUNT_MASK;
+    }
+
+    static int generation(long meta) {
+        return ((int) meta >>> GENERATION_SHIFT) & GENERATION_MASK;
+    }
+
+    static int keyOf(long meta) {
+        return (int) (meta >>> 32);
+    }
+
+    /**
+     * Makes a free slot live for a new pair: the value (plain), then the meta word (release), count 1
+     * (the cache's reference), with the generation the slot has ({@link CompactTable#free} advanced
+     * it). The slot is the caller's alone; bucket bit held, before the slot's reference is added.
+     */
+    static void makeLive(long[] page, int at, int key, long value, boolean reusable) {
+        int generation = generation(lvMeta(page, at));
+        page[at] = value;
+        soMeta(page, at, liveMeta(key, generation, reusable));
+    }
+
+    /** The meta word of a new live pair: count 1 (the cache's reference), with {@code generation}. */
+    static long liveMeta(int key, int generation, boolean reusable) {
+        // The generation as a long: shifted as an int, its top bit would sign-extend over the key.
+        return ((long) key << 32) | ((long) generation << GENERATION_SHIFT) | (reusable ? REUSABLE : 0) | 1;
+    }
+
+    /** The handle of the occupant whose word is {@code meta}: its generation above the slot. */
+    static long handleOf(int slot, long meta) {
+        return (long) generation(meta) << 32 | slot;
+    }
+
+    static int generationOf(long handle) {
+        return (int) (handle >>> 32);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The CAS loops
+    // ---------------------------------------------------------------------------------------------
+
+    /** Whether a slot's meta word (and value) show a live entry of the key, reusable or of the value. */
+    static boolean matches(long[] page, int at, long meta, int key, long value, boolean byPair) {
+        return count(meta) != 0 && keyOf(meta) == key && (byPair ? page[at] == value : (meta & REUSABLE) != 0);
+    }
+
+    /**
+     * Increment-if-not-zero on a slot whose key matches and whose value (by pair) or reusable flag
+     * (by key) does, with one CAS of the whole meta word; the handle, or
+     * {@link CompactMbCache#NO_ENTRY}. A hot slot's reference goes to a cell; a slot whose CAS keeps
+     * failing switches to hot mode. The slot's index comes from the table's page mask, not the
+     * page's length, whose load the address would wait for.
+     *
+     * @throws IllegalStateException if a cold slot already has the most references a count holds
+     */
+    static long tryAcquireMatching(CompactTable table, long[] page, int slot, int key, long value, boolean byPair) {
+        int at = table.valueIndex(slot);
+        for (;;) {
+            long meta = lvMeta(page, at);
+            if (!matches(page, at, meta, key, value, byPair)) {
+                return CompactMbCache.NO_ENTRY;
+            }
+            if ((meta & HOT) != 0) {
+                return HOT_REFERENCES.tryAcquire(table, slot, meta) ? handleOf(slot, meta) : CompactMbCache.NO_ENTRY;
+            }
+            if (count(meta) == COUNT_MASK) {
+                throw new IllegalStateException("too many references to the entry of key " + key);
+            }
+            if (casMeta(page, at, meta, meta + 1)) {
+                return handleOf(slot, meta);
+            }
+            if (table.noteContention(handleOf(slot, meta)) && HOT_REFERENCES.switchToHot(table, slot, meta, 1)) {
+                return handleOf(slot, meta);
+            }
+        }
+    }
+
+    /**
+     * Count 1 to 0, keeping key, flags and generation; {@code false} if held (or already 0). A hot
+     * slot is claimed frozen, and its cells retired before this returns, so before the slot can be
+     * freed and reused. Bucket bit held.
+     */
+    static boolean tryClaim(CompactTable table, int slot, long[] page, int at, long meta) {
+        for (;;) {
+            if ((meta & HOT) != 0) {
+                return HOT_REFERENCES.tryClaim(table, slot, meta);
+            }
+            if (count(meta) != 1) {
+                return false;
+            }
+            if (casMeta(page, at, meta, meta & ~(long) COUNT_MASK)) {
+                return true;
+            }
+            meta = lvMeta(page, at);
+        }
+    }
+
+    /**
+     * Gives back one caller's reference to the occupant of {@code generation}, and wakes the
+     * table's waiters if that left at most the cache and one caller holding it (the
+     * {@link #WAITERS} flag cleared first). {@code false}, nothing changed, if there is none to give
+     * back: another generation, or only the cache's reference left (an over-release, or a slot
+     * {@code close()} killed).
+     */
+    static boolean release(CompactTable table, int slot, long[] page, int at, int generation) {
+        for (;;) {
+            long meta = lvMeta(page, at);
+            boolean wake;
+            if (generation(meta) == generation && (meta & HOT) != 0) {
+                int outcome = HOT_REFERENCES.release(table, slot, meta);
+                if (outcome == HotReferences.REFUSED) {
+                    return false;
+                }
+                wake = outcome == HotReferences.RELEASED_WAKE;
+            } else if (generation(meta) != generation || count(meta) <= 1) {
+                return false;
+            } else if (casMeta(page, at, meta, meta - 1)) {
+                wake = (meta & WAITERS) != 0 && count(meta - 1) <= 2;
+            } else {
+                table.noteContention(handleOf(slot, meta));
+                continue;
+            }
+            if (wake) {
+                setFlag(page, at, generation, WAITERS, false);
+                // If this throws (the queue lock's node), the waiters find the slot unused at
+                // their next re-check.
+                table.unusedWaiters.wake(table);
+            }
+            return true;
+        }
+    }
+
+    /** Sets or clears one flag of a live slot of this generation; does nothing to a freed or reused one. */
+    static void setFlag(long[] page, int at, int generation, int flag, boolean on) {
+        for (;;) {
+            long meta = lvMeta(page, at);
+            if (generation(meta) != generation || count(meta) == 0) {
+                return;
+            }
+            long updated = on ? meta | flag : meta & ~(long) flag;
+            if (updated == meta || casMeta(page, at, meta, updated)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * {@code waitUnused}'s check: whether callers other than one still hold the occupant of
+     * {@code generation}, setting {@link #WAITERS} in the CAS loop that read the count (so a release
+     * that drops it to two sees the flag and wakes); {@code false} once the occupant is gone.
+     */
+    static boolean markWaitingUnlessUnused(CompactTable table, int slot, long[] page, int at, int generation) {
+        for (;;) {
+            long meta = lvMeta(page, at);
+            if (generation(meta) == generation && (meta & HOT) != 0) {
+                return HOT_REFERENCES.markWaitingUnlessUnused(table, slot, meta);
+            }
+            if (generation(meta) != generation || count(meta) <= 2) {
+                return false;
+            }
+            if ((meta & WAITERS) != 0 || casMeta(page, at, meta, meta | WAITERS)) {
+                return true;
+            }
+        }
+    }
+
+    /**
+     * Blocks on the table's queue until at most one caller holds the handle's occupant, it is gone,
+     * or the cache is closed, as the list layout's entries do: the waiters flag is set in the CAS
+     * loop that re-reads the count ({@link #markWaitingUnlessUnused}), and a release that then drops
+     * the count to two wakes the queue ({@link #release}).
+     *
+     * @return whether it ended before {@code nanos} ran out
+     */
+    static boolean awaitUnused(CompactTable table, Lifecycle lifecycle, long[] page, long handle, long nanos)
+            throws InterruptedException {
+        int slot = (int) handle;
+        int at = table.valueIndex(slot);
+        int generation = generationOf(handle);
+        return table.unusedWaiters.await(table,
+                () -> lifecycle.isClosed() || !markWaitingUnlessUnused(table, slot, page, at, generation), nanos);
+    }
+
+    /** Whether a caller holds the live occupant whose meta word is {@code meta} ({@code findNext}'s check). */
+    static boolean heldByAnyCaller(CompactTable table, int slot, long meta) {
+        return (meta & HOT) != 0 ? HOT_REFERENCES.heldByAnyCaller(table, slot, meta) : count(meta) > 1;
+    }
+
+    /**
+     * Whether {@code meta}, the word of {@code handle}'s slot, shows that nobody can hold the handle:
+     * the slot was freed or went to another pair (another generation: {@code free} advances it), or
+     * its pair is gone (count 0, claimed and not yet freed) while the cache is open. A held pair's
+     * count is at least 2 (the cache's reference and the holder's) until {@code close()} drops every
+     * reference, so an open cache's count of 0 means a released handle whose pair left; after close
+     * the words of held pairs stay as they were, with count 0 and their generation, and those of
+     * the slots freed before it show the next generation.
+     */
+    static boolean isStale(long meta, long handle, Lifecycle lifecycle) {
+        return generation(meta) != generationOf(handle) || (count(meta) == 0 && !lifecycle.isClosed());
+    }
+
+    /** Whether {@code meta} shows the handle's occupant live and in hot mode. */
+    static boolean isHot(long meta, long handle) {
+        return generation(meta) == generationOf(handle) && count(meta) != 0 && (meta & HOT) != 0;
+    }
+
+    /** Switches the handle's occupant to hot mode, as contended hits do (tests); whether it is hot now. */
+    static boolean switchToHot(CompactTable table, long handle) {
+        int slot = (int) handle;
+        long[] page = table.slotPage(slot);
+        int at = table.valueIndex(slot);
+        long meta = lvMeta(page, at);
+        if (generation(meta) == generationOf(handle)) {
+            HOT_REFERENCES.switchToHot(table, slot, meta, 0);
+        }
+        return isHot(lvMeta(page, at), handle);
+    }
+
+    /**
+     * {@code close()}'s end of a chained slot: its count to zero (flags and generation kept, so a
+     * handle's {@code reusable()} stays readable), a hot slot's cells retired. Bucket bit held.
+     */
+    static void kill(CompactTable table, int slot) {
+        long[] page = table.slotPage(slot);
+        int at = table.valueIndex(slot);
+        long meta;
+        do {
+            meta = lvMeta(page, at);
+        } while (!casMeta(page, at, meta, meta & ~(long) COUNT_MASK));
+        if ((meta & HOT) != 0) {
+            HOT_REFERENCES.retire(table, slot, meta);
+        }
+    }
+
+    /** The references the occupant whose word is {@code meta} shows, its cells included (for messages). */
+    static long references(CompactTable table, int slot, long meta) {
+        return HOT_REFERENCES.references(table, slot, meta);
+    }
+}
