@@ -10,10 +10,12 @@ import org.mbcache.internal.Saturating;
 /**
  * The reclaim triggers of a create and the background reclaim they start (kernel
  * {@code mb_cache_entry_create}'s first lines, {@code c_shrink_work} and
- * {@code mb_cache_shrink_worker}), for both layouts of the kernel port: {@link MbCache} and
- * {@link CompactMbCache} each build one with what differs between them, a reclaim pass of the
- * layout ({@link Reclaimer}) and whether the cache is closed. Everything else, and the argument
- * below, is the same for both.
+ * {@code mb_cache_shrink_worker}). A cache builds one from its executor, its entry count and bound,
+ * its reclaim pass ({@link Reclaimer}) and a check of whether it was closed ({@link BooleanSupplier});
+ * nothing else of the cache is reached from here, so one implementation serves every layout that
+ * has those (both layouts of the kernel port use it), and it can be driven alone
+ * ({@code BackgroundReclaimProtocolTest}). The batches are this class's own
+ * ({@link #SHRINK_DIVISOR}, {@link #SYNC_SHRINK_BATCH}).
  *
  * <p><b>Data.</b> The cache's entry count (read, never written here), its {@code maxEntries} and
  * {@code 2 * maxEntries}; {@link #pendingPass}, the task handed to the executor and not yet ended,
@@ -40,13 +42,13 @@ import org.mbcache.internal.Saturating;
  *       runs it too; a CAS on {@code started} picks one run) do nothing at all, and scan nothing.
  *       So the tasks that do passes form one chain, and an executor that stalls a task and runs
  *       it late, or runs tasks twice, adds no pass to it.</li>
- *   <li>A pass scans one batch ({@code maxEntries / 16}), so no pass holds the reclaim lock longer
- *       than the kernel's does. Then, if it freed something, the cache is open and the count is
- *       still at or above {@code maxEntries} (where a create would ask for another pass), it
- *       continues: it replaces itself in {@code pendingPass} with a new task by CAS and hands that
- *       to the executor, behind whatever else is queued there, never looping in this task. The
- *       field does not go through null on the way, so no create schedules a second pass
- *       meanwhile, and the staleness clock restarts at each hand-over. The target is the bound
+ *   <li>A pass scans one batch ({@code maxEntries / }{@link #SHRINK_DIVISOR}), so no pass holds
+ *       the reclaim lock longer than the kernel's does. Then, if it freed something, the cache is
+ *       open and the count is still at or above {@code maxEntries} (where a create would ask for
+ *       another pass), it continues: it replaces itself in {@code pendingPass} with a new task by
+ *       CAS and hands that to the executor, behind whatever else is queued there, never looping in
+ *       this task. The field does not go through null on the way, so no create schedules a second
+ *       pass meanwhile, and the staleness clock restarts at each hand-over. The target is the bound
  *       itself, where creates schedule the work, with no low watermark below it: the last pass
  *       already leaves up to a batch of room, and each pass further down would evict entries a
  *       dedup cache is kept for, for the sake of passes that the next burst asks for anyway.</li>
@@ -58,7 +60,7 @@ import org.mbcache.internal.Saturating;
  *       its entry after the second read): the work ends at most that far above the bound, and the
  *       next create schedules it again.</li>
  *   <li>Every step is a CAS from the task itself. A pass replaced meanwhile (a create at twice the
- *       bound handed a new task over because this one was over {@link #STALE_PASS_NANOS} old)
+ *       bound handed a new task over because this one was over {@code stalePassNanos} old)
  *       leaves the field, and the going on, to the newer task. Only that replacement, made at
  *       twice the bound, can overlap two passes (one that started just before it, and the new one),
  *       and a batch each from there cannot take the count below the bound.</li>
@@ -75,10 +77,11 @@ import org.mbcache.internal.Saturating;
  *       the bound schedules again (running one pass itself if the executor still throws). So a
  *       create runs one pass, neither looping nor recursing, however far above the bound the count
  *       is. A task the executor drops leaves the field set: a create at twice the bound hands a new
- *       task over once the pending one is {@link #STALE_PASS_NANOS} old. An executor that runs the
- *       task inside {@code execute} (a caller-runs policy) would stack one pass per continuation on
- *       one thread: a pass that finds itself inside its own thread's hand-over
- *       ({@link #continuingOn}) does not go on, so such a thread runs two passes at most.</li>
+ *       task over once the pending one is {@link #STALE_PASS_NANOS} old (the constructor's
+ *       {@code stalePassNanos}). An executor that runs the task inside {@code execute} (a
+ *       caller-runs policy) would stack one pass per continuation on one thread: a pass that finds
+ *       itself inside its own thread's hand-over ({@link #continuingOn}) does not go on, so such a
+ *       thread runs two passes at most.</li>
  * </ol>
  *
  * <p><b>Memory order.</b> {@code pendingPass} is volatile and changed only by CAS, so the tasks
@@ -103,6 +106,13 @@ final class BackgroundReclaim {
     static final int SHRINK_DIVISOR = 16;
 
 
+    /**
+     * The background pass scans {@code maxEntries / SHRINK_DIVISOR} entries (at least 1): kernel
+     * {@code SHRINK_DIVISOR} in {@code fs/mbcache.c}.
+     */
+    static final int SHRINK_DIVISOR = 16;
+    /** Entries a create's synchronous reclaim pass scans at twice the bound: kernel {@code SYNC_SHRINK_BATCH}. */
+    static final int SYNC_SHRINK_BATCH = 64;
     /** A pending background pass older than this when the synchronous threshold is hit is handed over again. */
     static final long STALE_PASS_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -116,8 +126,10 @@ final class BackgroundReclaim {
             PENDING_PASS = lookup.findVarHandle(BackgroundReclaim.class, "pendingPass", Pass.class);
             CONTINUING_ON = lookup.findVarHandle(BackgroundReclaim.class, "continuingOn", Thread.class);
             STARTED = lookup.findVarHandle(Pass.class, "started", boolean.class);
-            // The task's class, initialized with this one (when the first cache is built) rather than
-            // at the first hand-over: see MbCache's static initializer.
+            // The task's class, initialized with this one rather than at the first hand-over: a
+            // Throwable in a class's initialization (an OutOfMemoryError on a full heap) makes the
+            // class unusable for the life of the JVM, so it is better thrown where this class is
+            // initialized (by a cache class, before any cache exists) than inside a create.
             lookup.ensureInitialized(Pass.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -131,7 +143,7 @@ final class BackgroundReclaim {
     private final long maxEntries;
     /** {@code 2 * maxEntries}, saturated: where creates start reclaiming synchronously. */
     private final long synchronousThreshold;
-    /** The entries a background pass scans: {@code maxEntries / 16}, at least 1. */
+    /** The entries a background pass scans: {@code maxEntries / SHRINK_DIVISOR}, at least 1. */
     private final long batch;
     /**
      * The name of the cache's logger, so that its executor's failures are logged under its class's
@@ -144,6 +156,8 @@ final class BackgroundReclaim {
     private final Reclaimer reclaimer;
     /** Whether the cache was closed. */
     private final BooleanSupplier closed;
+    /** How old a pending pass is when a create at twice the bound hands a new one over in its place. */
+    private final long stalePassNanos;
 
     /** The task handed to the executor and not yet ended, or null; see the class comment. */
     private volatile Pass pendingPass;
@@ -164,6 +178,19 @@ final class BackgroundReclaim {
      */
     BackgroundReclaim(Executor executor, EntryCount entryCount, long maxEntries, String loggerName,
                       Reclaimer reclaimer, BooleanSupplier closed) {
+        this(executor, entryCount, maxEntries, loggerName, reclaimer, closed, STALE_PASS_NANOS);
+    }
+
+    /**
+     * As {@link #BackgroundReclaim(Executor, EntryCount, long, String, Reclaimer, BooleanSupplier)},
+     * with the age at which a pending pass counts as stale (step 5 of the class comment) named, so
+     * that tests can make every pending pass stale ({@code -1}) or none ({@link Long#MAX_VALUE})
+     * without waiting on the clock.
+     *
+     * @param stalePassNanos a pending pass handed over more than this long ago is stale
+     */
+    BackgroundReclaim(Executor executor, EntryCount entryCount, long maxEntries, String loggerName,
+                      Reclaimer reclaimer, BooleanSupplier closed, long stalePassNanos) {
         this.executor = executor;
         this.entryCount = entryCount;
         this.maxEntries = maxEntries;
@@ -172,6 +199,7 @@ final class BackgroundReclaim {
         this.loggerName = loggerName;
         this.reclaimer = reclaimer;
         this.closed = closed;
+        this.stalePassNanos = stalePassNanos;
     }
 
     /** A layout's reclaim pass (its {@code reclaim} method). */
@@ -278,7 +306,7 @@ final class BackgroundReclaim {
      */
     private void resubmitStale() {
         Pass pending = lvPendingPass();
-        if (pending != null && System.nanoTime() - pending.handedOverAt > STALE_PASS_NANOS) {
+        if (pending != null && System.nanoTime() - pending.handedOverAt > stalePassNanos) {
             Pass pass = new Pass();
             if (casPendingPass(pending, pass)) {
                 submit(pass);
