@@ -100,12 +100,6 @@ import org.mbcache.internal.Saturating;
  * second access mode. The failure-logged flag is plain: a race logs at worst two warnings.
  */
 final class BackgroundReclaim {
-    /** Entries a create-time synchronous reclaim pass scans (kernel {@code SYNC_SHRINK_BATCH}). */
-    static final int SYNC_SHRINK_BATCH = 64;
-    /** The background pass scans {@code maxEntries / SHRINK_DIVISOR} (kernel {@code SHRINK_DIVISOR}). */
-    static final int SHRINK_DIVISOR = 16;
-
-
     /**
      * The background pass scans {@code maxEntries / SHRINK_DIVISOR} entries (at least 1): kernel
      * {@code SHRINK_DIVISOR} in {@code fs/mbcache.c}.

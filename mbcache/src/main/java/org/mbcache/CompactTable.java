@@ -32,7 +32,7 @@ import org.mbcache.internal.HashedWaitQueues;
  * slot in four does). Slot 0 is never used, so that a bucket reference of zero means "empty". The
  * waiters of {@code waitUnused} wait on the table ({@link #unusedWaiters}).
  *
- * <h2>Buckets</h2>
+ * <h2>The buckets</h2>
  * Any number of buckets from 1 to 2^30, not only powers of two, so that a table sized from its
  * {@code maxEntries} keeps about the same number of entries a bucket at every size. A bucket has two
  * parts, each in pages of up to 2^12 buckets:

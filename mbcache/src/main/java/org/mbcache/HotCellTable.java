@@ -6,7 +6,7 @@ import java.lang.invoke.VarHandle;
 /**
  * Where a cache keeps the cells of its hot entries ({@link HotReferences}): at most
  * {@value HotReferences#MAX_HOT_ENTRIES} at once, each found by its owner. Both kernel-port layouts
- * use it, so that no entry pays for hot mode while it is cold: {@link MbCache.Entry} names itself as
+ * use it, so that no entry pays for hot mode while it is cold: {@link ListEntry} names itself as
  * the owner (its identity), a {@link CompactTable} slot its occupant (the meta word's identity bits
  * and the slot; the owner object is {@code null}). An entry object has no field for cells, and stays
  * 40 bytes.

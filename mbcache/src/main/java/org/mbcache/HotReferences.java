@@ -6,7 +6,7 @@ import org.mbcache.internal.StripedStatistics;
 
 /**
  * Hot mode: the reference counting of a heavily contended entry, shared by both kernel-port layouts
- * ({@link MbCache.Entry}'s {@code int} state word, and a {@link CompactMbCache} slot's meta word, the
+ * ({@link ListEntry}'s {@code int} state word, and a {@link CompactMbCache} slot's meta word, the
  * state in its low 32 bits under the key). Each layout keeps its cold protocol (one CAS loop on its
  * word per operation) where it is, and calls in here only for a word that has {@link #hot} set, or
  * to switch one. One instance per layout: the bit masks of its word. The word's home is a

@@ -338,7 +338,7 @@ final class KeyGroups {
      * With the key's lock held: the group without {@code wanted} of its oldest entries that nobody
      * holds (fewer if it has fewer), with {@code newest} prepended unless null; the entries left
      * out are dead and uncounted on return. The kernel port's chain cap, second chance included
-     * ({@code Buckets.reclaimForRoom}): a first walk, oldest first, passes over referenced entries
+     * ({@code ListTable.reclaimForRoom}): a first walk, oldest first, passes over referenced entries
      * and clears the flag of those nobody holds; only if it finds too few victims does a second
      * walk take the oldest unheld entries whatever their flag. The synchronous pass's trim of
      * siblings picks the same way. Allocates before it kills, so a Throwable of the allocation
