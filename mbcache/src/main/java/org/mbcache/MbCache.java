@@ -5,15 +5,10 @@ import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.Objects;
-import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Lifecycle;
-import org.mbcache.internal.Saturating;
 import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
 
@@ -44,27 +39,15 @@ public final class MbCache implements DedupCache {
     /*
      * Implementation notes.
      *
-     * The order is mbcache.c's own: data structures first (ListEntry here; ListTable, ListLru, EntryCount,
-     * StripedCounter and internal.StripedStatistics in files of their own), then the functions
-     * that use them, each naming the kernel function it ports.
+     * The order is mbcache.c's own, data structures first, each in a file of its own: ListEntry (an
+     * entry, 40 bytes, and the reference-counting protocol on its state word: count and flags in one
+     * word, so every flag update is atomic with the count; kernel fix a44e84a9b776 was a lost flag
+     * update), ListTable, ListLru, EntryCount; then the functions that use them, each naming the
+     * kernel function it ports.
      *
-     * Entries (ListEntry, 40 bytes with compressed oops) carry their key, value, owning cache, one LRU
-     * link and one int "state word" holding the reference count and three flags (reusable,
-     * referenced, waiters). Count and flags in one word make every flag update atomic with every
-     * other flag and with the count (kernel fix a44e84a9b776 was a lost flag update). The whole
-     * reference-counting protocol is the handful of CAS loops on that word inside ListEntry.
-     *
-     * ListTable (ListTable.java): parallel arrays per bucket (length and one 32-bit fingerprint of key
-     * and value per entry in one int[], the entries beside it, so that a lookup by pair dereferences
-     * only the entry whose fingerprint matched), the request list of the 2019 patch, a head word per
-     * bucket holding the lock bit, a version and a 32-bit key filter, a second, 64-bit key filter
-     * per bucket beside it (most misses read both words, and the head word again to validate,
-     * and nothing else), and the keyed
-     * bucket index. Every change of a chain holds the bucket's bit.
-     * Lookups do not: they read the chain optimistically and validate against the version (a
-     * seqlock read), taking a hit's reference with increment-if-not-zero before validating, and
-     * fall back to the bit when a writer was in the bucket. The ordering argument is written down
-     * in ListTable.
+     * ListTable holds the chains (fingerprints beside entries, the request list, the key filters);
+     * every change of a chain holds the bucket's bit (BucketLockWord), and lookups read chains
+     * optimistically, validated against the version, with the argument in BucketLockWord.
      *
      * Reference counts follow the kernel: the cache holds one reference to each entry it contains,
      * each caller handed an entry one more. Only two operations drop the cache's own reference,
@@ -79,93 +62,28 @@ public final class MbCache implements DedupCache {
      * may then be reclaimed under that holder. The count is legitimate at every step; no cache
      * built on counts can tell.
      *
-     * The LRU list (ListLru.java) holds every entry in creation order for the second-chance scan.
-     * Creates push onto per-thread-striped lock-free append stacks; a reclaim pass, holding the list
-     * lock, drains them onto the tail. Entries that left their chain outside a pass (deleteOrGet, the
-     * chain cap) stay linked, dead, until a pass meets them or a purge unlinks them (when they
-     * outnumber the live ones).
+     * ListLru holds every entry in creation order for the second-chance scan (ListSweep), with
+     * lock-free append stacks that keep creates off its lock.
      *
-     * Counting. The entry count (EntryCount) is striped: a create or removal adds to its thread's
-     * cells, and a shared estimate word moves once per batch of a thread's adds. size() must be a
-     * value the count really had, which a sum read cell by cell cannot promise (a reader
-     * descheduled between two cells mixes moments far apart; the soak run caught an earlier striped
-     * count at it), so size() takes a snapshot: a double collect of cells that only grow, exact at
-     * one moment, with the writers diverted to one word if they keep it from agreeing. A create
-     * decides its reclaim triggers on the estimate wherever the estimate's slack cannot change the
-     * answer; near the bound on the estimate corrected by its own thread's cells (exact for a
-     * single writer), and near twice the bound on a snapshot (BackgroundReclaim.beforeCreate).
-     * Lookups never touch the count. The dead entries still linked on the LRU list are striped
-     * (StripedCounter: exact cells, and an estimate written once per batch that decides the purge).
-     * Hits, misses, refusals, cap reclaims, creates and deletes are StripedStatistics: a thread
-     * adds to a stripe of its own, one line for all six, allocated with the cache (a LongAdder
-     * allocates cells on its first collision, and a count that can throw after a reference was
-     * taken would leak it). Creates and deletes were once counted in the bucket they change, under
-     * its bit; that cost 16 bytes a bucket, which the second key filter needed (ListTable), and made
-     * stats() take every bucket's bit.
+     * Counting. The entry count is EntryCount's (striped; size() an exact snapshot; the argument is
+     * there); lookups never touch it. The dead entries still linked on the LRU list are a
+     * StripedCounter; hits, misses, refusals, cap reclaims, creates, deletes and restores are the
+     * ReclaimBooks' StripedStatistics, which never allocate when they count.
      *
      * Which cache lines each operation writes that another thread may also write (the scaling
-     * argument; "entry" is the state word of the entry handed out):
-     *
-     *   findFirst / findNext / get, hit     the entry (acquire CAS); later its release CAS
-     *   findFirst / findNext / get, miss    none
-     *   release, touch, setReusable         the entry
-     *   create, duplicate refused           none with the request list when the pair is in its
-     *                                       chain (an optimistic read); else the bucket's lock word
-     *   create, new pair                    the bucket's lock word (twice with the request list),
-     *                                       key filters, chain and request-list arrays; the
-     *                                       creator's stack top, entry-count cell and statistics
-     *                                       stripe; the entry; once per batch of the thread's
-     *                                       creates, the entry count's estimate
-     *   deleteOrGet                         the bucket's lock word, key filters and chain arrays;
-     *                                       the entry; an entry-count, a dead-entry and a
-     *                                       statistics cell; once per batch, the two estimates
-     *   reclaim pass (any kind)             the LRU lock and list; every append stack's top (it
-     *                                       takes them all); the state word of every entry it
-     *                                       claims or clears; per freed entry its bucket's lock
-     *                                       word and chain; a dead-entry cell; the entry count's
-     *                                       central word and estimate, once per pass
-     *   size()                              none (while writers keep a snapshot from agreeing,
-     *                                       the entry count's diversion word, twice)
-     *   stats()                             the LRU lock
-     *
-     * The per-thread cells (StripedStatistics', StripedCounter's, EntryCount's, the append stacks)
-     * are on lines of their own; two threads share one only when their ids collide (one chance in 16
-     * or more stripes for two threads). Lock words of neighbouring buckets share a line; creates,
-     * deletes, passes and close() write them, and lookups only when a writer was in the
-     * bucket. No word is written by every create or removal in a cache of at least 32 entries per
-     * stripe (512 on 2 processors, 4,096 on 16; see EntryCount): the shared estimates move once per
-     * batch (2 to 64) of one thread's adds, and the entry count's central word only while a size()
-     * waits for writers or a pass counts its frees. A smaller cache keeps an exact estimate, which
-     * every create and removal writes. (On this project's 2-vCPU machines the single atomic entry
-     * count this replaced cost nothing measurable: a patched copy with striped cells ran churn and
-     * new creates at 2 threads within the fork-to-fork noise of the built jar. The argument is for
-     * machines with many cores, where one word written by every create is the textbook hot spot.)
+     * argument) is the table in docs/design.md, "The cache-line table".
      *
      * What a hit still shares: the entry's state word, written by the acquire and the release CAS,
      * so with uniform keys the entry's line was last written by another core about as often as not.
-     * Taking that off the hit path means holding entries outside the count, in slots of the holder's
-     * own (hazard pointers): a hit stores the entry in a slot and fences; a claim (reclaim, the
-     * chain cap, deleteOrGet) and waitUnused CAS the state word, fence, and scan every slot. It was
-     * weighed and not built, for four reasons written down here for whoever takes it up. Handles are
-     * shared objects, so a thread may release a reference another thread took, and release must
-     * then find and clear some other thread's slot (references are interchangeable, so any slot
-     * holding the entry will do). Slots per thread do not survive virtual threads or thread churn,
-     * so they would be striped (stripes of a few slots, taken by CAS), and every claim of a reclaim
-     * pass would scan all of them. On x86 the fence after storing a slot is a locked instruction,
-     * the same price as the CAS it replaces, so one thread gains nothing; only contended hits do.
-     * And it changes every window the JCStress races cover. Measured on a 2-vCPU VM (patched copies,
-     * 1 thread, 65,536 entries, interleaved runs of 2 forks each): a hit with both CAS of the count
-     * replaced by plain loads took 63-66 ns against 65-77 ns as built, and one without its hit counter
-     * 65-66 ns against 65-67 ns; without both, at 4,096 entries, 22.5 ns against 35. Any one locked
-     * instruction makes a hit wait for the loads before it and the loads after it wait for the hit,
-     * so consecutive hits cannot overlap their cache misses as a plain map's lookups do, and a hit's
-     * time becomes its latency: its dependent loads (the chain's fingerprints, then its entry
-     * references, then the entry). The benchmark module's Baseline.findFirstHitCounted measures
-     * that floor: a ConcurrentHashMap lookup plus the count's CAS pair took 2.2-4.7x the plain
-     * lookup, and the port's hit 1.0-1.4x the floor at 1 thread. Hold slots pay the same locked
-     * instruction (the fence after the slot's store), so they would buy nothing on an uncontended
-     * hit and cost every claim a scan. At 2 threads the medians of 6 forks show hits no slower than
-     * at 1.
+     * Holding entries outside the count (hazard-pointer hold slots) was weighed and not built: a
+     * thread may release a reference another thread took, so release would have to find some other
+     * thread's slot; slots per thread do not survive virtual threads, so they would be striped and
+     * every claim of a reclaim pass would scan them all; the fence after storing a slot is a locked
+     * instruction on x86, the price of the CAS it replaces, so an uncontended hit gains nothing; and
+     * every window the JCStress races cover would change. Any one locked instruction makes a hit
+     * wait for the loads before it, so consecutive hits cannot overlap their cache misses as a plain
+     * map's lookups do; the benchmark module's counted floor (Baseline.findFirstHitCounted) measures
+     * what that costs (docs/benchmarks.md).
      *
      * That holds for uniform keys. When every thread hits one entry (ext4's zero block, a shared
      * ACL), the state word's line moves on every hit, so such an entry switches to hot mode once its
@@ -252,8 +170,10 @@ public final class MbCache implements DedupCache {
     private final HashedWaitQueues unusedWaiters = new HashedWaitQueues(2);
     /** The cells of this cache's hot entries, at most {@link HotReferences#MAX_HOT_ENTRIES}; see {@link ListEntry}. */
     final HotCellTable hotCells = new HotCellTable();
+    /** The snapshot walk over the LRU list, one at a time. */
+    private final ListSnapshotWalk snapshotWalk;
     /** What this cache's entries name as their owner. */
-    private final EntryOwner entryOwner = new EntryOwner();
+    private final ListEntryOwner entryOwner;
     /** {@code null} for a cache built without memory-pressure reclaim. */
     private final MemoryPressureRegistry.Registration pressureRegistration;
 
@@ -278,12 +198,14 @@ public final class MbCache implements DedupCache {
         this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
         this.chainCap = options.chainCap(maxEntries);
         this.createStrategy = options.createStrategy();
+        this.entryOwner = new ListEntryOwner(lifecycle, hotCells, unusedWaiters);
         this.entryCount = new EntryCount(maxEntries);
         this.books = new ReclaimBooks(entryCount, lifecycle, this);
         this.statistics = books.statistics;
         this.lru = new ListLru(deadEntriesBatch(maxEntries), books.lock);
         this.buckets = new ListTable(bucketBits, options.hashSeed());
-        books.sweepWith(new LruSweep());
+        books.sweepWith(new ListSweep(lru, buckets));
+        this.snapshotWalk = new ListSnapshotWalk(lru, lifecycle);
         this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, MbCache.class.getName(),
                 books, lifecycle::isClosed);
         this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(books) : null;
@@ -870,67 +792,9 @@ public final class MbCache implements DedupCache {
         releaseReference(ownEntry(entry));
     }
 
-    /**
-     * Drops a caller's reference (kernel {@code mb_cache_entry_put}) and, if that left only the cache
-     * and one holder while somebody waits, wakes the waiters (kernel {@code wake_up_var}). The
-     * {@link ListEntry#WAITERS} bit, read from the same CAS that dropped the count, keeps the wait queues
-     * off the common path: a release nobody waits for touches nothing but the entry.
-     */
+    /** Drops a caller's reference and wakes waiters if that left the entry unused ({@link ListEntryOwner#releaseReference}). */
     private void releaseReference(ListEntry entry) {
-        if (entry.releaseReference()) {
-            entry.setFlag(ListEntry.WAITERS, false);
-            // If this throws (the queue lock's node allocation), the reference is dropped all the
-            // same, and the waiters find the entry unused at their next re-check (HashedWaitQueues),
-            // which also sets the bit again for whoever still waits.
-            unusedWaiters.wake(entry);
-        }
-    }
-
-    /**
-     * This cache's side of its entries ({@link ListEntry.Owner}): the hot cells, the hot-mode vote
-     * ({@link ContentionVote}, by entry identity), the lifecycle's answers and the release that an
-     * entry's {@code close()} calls. A separate object, so that the entry depends on it and not on
-     * this façade, and the façade shows none of it.
-     */
-    private final class EntryOwner implements ListEntry.Owner {
-        private final ContentionVote contentionVote = new ContentionVote();
-        /** Per slot of the vote, the entry it favours (racy on purpose: see ContentionVote). */
-        private final ListEntry[] contendedEntries = new ListEntry[ContentionVote.SLOTS];
-
-        @Override
-        public HotCellTable hotCells() {
-            return hotCells;
-        }
-
-        @Override
-        public boolean noteContention(ListEntry entry) {
-            int slot = ContentionVote.slotOf(entry.key);
-            int verdict = contentionVote.tally(slot, contendedEntries[slot] == entry);
-            if (verdict == ContentionVote.TAKE_OVER) {
-                contendedEntries[slot] = entry;
-            }
-            return verdict == ContentionVote.SWITCH;
-        }
-
-        @Override
-        public IllegalStateException referenceNotHeld(String misuse) {
-            return lifecycle.referenceNotHeld(misuse);
-        }
-
-        @Override
-        public void ensureOpen() {
-            lifecycle.ensureOpen();
-        }
-
-        @Override
-        public void release(ListEntry entry) {
-            MbCache.this.release(entry);
-        }
-
-        @Override
-        public void releaseReference(ListEntry entry) {
-            MbCache.this.releaseReference(entry);
-        }
+        entryOwner.releaseReference(entry);
     }
 
     /** What this cache's entries name as their owner; for tests that build entries of it directly. */
@@ -968,68 +832,6 @@ public final class MbCache implements DedupCache {
             throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
         }
         return books.reclaim(nrToScan, ReclaimPassEvent.Kind.REQUESTED);
-    }
-
-    /**
-     * The list layout's step of a reclaim pass (kernel {@code mb_cache_shrink}'s loop body), run by
-     * {@link ReclaimBooks} under the LRU lock, which is the reclaim lock: from the LRU head, a
-     * referenced or held entry loses its referenced flag and moves to the tail; any other is claimed
-     * (count 1 to 0) and unhashed. Entries already removed (by {@code deleteOrGet} or the chain cap)
-     * are dropped without counting. The pass acts on the list as it stood when it started: the
-     * append stacks are drained once, and the creates it overlaps stay on the stacks, behind the
-     * entries it moves to the tail.
-     */
-    private final class LruSweep implements ReclaimBooks.Sweep {
-        private long deadDropped;
-
-        @Override
-        public long beginPass() {
-            deadDropped = 0;
-            lru.drainAppendStacks();
-            return lru.length();
-        }
-
-        @Override
-        public int step() {
-            ListEntry entry = lru.pollOldest();
-            if (entry == null) {
-                return END;
-            }
-            int state = entry.lvState();
-            if (ListEntry.count(state) == 0) {
-                deadDropped++;
-                return EMPTY;
-            }
-            if ((state & ListEntry.REFERENCED) == 0 && ListEntry.count(state) == 1 && claimForReclaim(entry)) {
-                return FREED;
-            }
-            lru.addNewest(entry);
-            if ((state & ListEntry.REFERENCED) != 0) {
-                entry.setFlag(ListEntry.REFERENCED, false);
-                return SECOND_CHANCE;
-            }
-            return KEPT;
-        }
-
-        @Override
-        public void endPass() {
-            lru.forgetDeadEntries(deadDropped);
-        }
-    }
-
-    /** Claims an unused entry (count 1 to 0) and unhashes it, under its bucket bit. LRU lock held. */
-    private boolean claimForReclaim(ListEntry entry) {
-        int bucket = buckets.bucketOf(entry.key);
-        buckets.lock(bucket);
-        try {
-            if (!entry.tryClaim()) {
-                return false;
-            }
-            buckets.removeAt(bucket, buckets.indexOfEntry(bucket, entry));
-            return true;
-        } finally {
-            buckets.unlock(bucket);
-        }
     }
 
     /** Whether a background pass is pending or running (for tests). */
@@ -1097,11 +899,6 @@ public final class MbCache implements DedupCache {
         lifecycle.tornDown();
     }
 
-    /** Entries of the LRU list a snapshot walk looks at per hold of the LRU lock. */
-    static final int SNAPSHOT_CHUNK = 256;
-
-    /** One snapshot walk at a time: the walk's cursor lives in the LRU list ({@link ListLru}). */
-    private final ReentrantLock snapshotLock = new ReentrantLock();
 
     /**
      * {@inheritDoc}
@@ -1128,73 +925,7 @@ public final class MbCache implements DedupCache {
     public long writeSnapshot(OutputStream out) throws IOException {
         Objects.requireNonNull(out, "out");
         ensureOpen();
-        if (snapshotLock.isHeldByCurrentThread()) {
-            // From the stream of this cache's own snapshot: a nested walk would move the outer one's cursor.
-            throw new IllegalStateException("writeSnapshot called from within a snapshot of the same cache");
-        }
-        lockSnapshots();
-        try {
-            lru.lock.lock();
-            try {
-                ensureOpen();
-                lru.startSnapshot();
-            } finally {
-                lru.lock.unlock();
-            }
-            try {
-                return Snapshots.write(out, this::nextSnapshotChunk);
-            } finally {
-                lru.lock.lock();
-                try {
-                    lru.endSnapshot();
-                } finally {
-                    lru.lock.unlock();
-                }
-            }
-        } finally {
-            snapshotLock.unlock();
-        }
-    }
-
-    /** How often a snapshot waiting for another one looks whether the cache was closed. */
-    static final long SNAPSHOT_WAIT_POLL_MS = 50;
-
-    /**
-     * Takes {@link #snapshotLock}: at once if it is free, else waiting in slices of
-     * {@value #SNAPSHOT_WAIT_POLL_MS} ms, each ended early by an interrupt, between which a
-     * closed cache ends the wait. Holds the lock on return only.
-     */
-    private void lockSnapshots() throws InterruptedIOException {
-        if (snapshotLock.tryLock()) {
-            return;
-        }
-        try {
-            while (!snapshotLock.tryLock(SNAPSHOT_WAIT_POLL_MS, TimeUnit.MILLISECONDS)) {
-                ensureOpen();
-            }
-        } catch (InterruptedException interrupted) {
-            Thread.currentThread().interrupt();
-            InterruptedIOException thrown =
-                    new InterruptedIOException("interrupted while waiting for another snapshot of this cache");
-            thrown.initCause(interrupted);
-            throw thrown;
-        }
-    }
-
-    /** The snapshot walk's next pairs; 0 once it ran off the tail. */
-    private int nextSnapshotChunk(int[] keys, long[] values, byte[] flags, int from, int max) {
-        for (;;) {
-            lru.lock.lock();
-            try {
-                ensureOpen(); // close() cleared the list: never end a snapshot short as if complete
-                int copied = lru.snapshotChunk(keys, values, flags, from, Math.min(max, SNAPSHOT_CHUNK), SNAPSHOT_CHUNK);
-                if (copied != 0 || lru.snapshotDone()) {
-                    return copied;
-                }
-            } finally {
-                lru.lock.unlock();
-            }
-        }
+        return snapshotWalk.write(out);
     }
 
     /**
