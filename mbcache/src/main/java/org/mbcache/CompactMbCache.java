@@ -1,7 +1,6 @@
 package org.mbcache;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -10,23 +9,24 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.mbcache.internal.Lifecycle;
 import org.mbcache.internal.Snapshots;
-import org.mbcache.internal.StripedStatistics;
 
 /**
  * The kernel port in a compact layout: the same design as {@link MbCache} (keyed buckets, a seqlock
  * per bucket, reference counts, second-chance reclaim, a chain cap), with no object per entry.
  *
- * <p><b>Which backend.</b> {@link MbCache} keeps one 40-byte object per entry, linked on an LRU
+ * <p><b>Which backend.</b> Use {@link MbCache} below about a million entries (ext4's 16,384
+ * included), and this class from about a million entries up, or at any size where heap size or
+ * collector pauses matter ({@code docs/benchmarks.md} has the figures behind that rule).
+ * {@link MbCache} keeps one 40-byte object per entry, linked on an LRU
  * list: exact creation-order reclaim, misses answered from key filters small enough to stay in the
  * processor caches (it misses faster than this class), request-list and allocate-first creates,
- * and young collections that stay short up to a few hundred thousand entries. This class keeps
+ * and short young collections while its entries are few. This class keeps
  * every entry in primitive arrays allocated in pages: a 16-byte slot (value,
  * key, count, flags and a generation) and a 4-byte reference in its bucket's record, about 23 bytes
  * an entry in all at 14 entries a bucket (26 at 8), with no object per entry and a number of
  * objects that grows only by one page per 2^14 slots. The bucket count need not be a power of two,
- * so a cache sized from its bound keeps about 14 a bucket at every size. Pick it from a few million
- * entries up, or wherever the collector's work matters: there is nothing per entry for it to copy
- * or trace, and a hit reads the bucket head, the record and the slot (the first two side by side),
+ * so a cache sized from its bound keeps about 14 a bucket at every size. The collector has
+ * nothing per entry to copy or trace, and a hit reads the bucket head, the record and the slot (the first two side by side),
  * where MbCache follows about seven references. What a hit cannot shed in either layout is its
  * locked instructions (the reference count's acquire and release, and the hit counter): each waits
  * for the loads before it, so once the table is out of the processor caches a hit costs its
@@ -78,7 +78,7 @@ import org.mbcache.internal.StripedStatistics;
  * cache are hot at once; their cells ({@code (stripes + 1) * 128} bytes each) are allocated at the
  * switch and dropped when the pair leaves the cache. Cold slots keep their 16 bytes.
  */
-public final class CompactMbCache implements DedupCache {
+public final class CompactMbCache extends KernelPortCache {
 
     /*
      * Implementation notes. CompactTable is the storage, CompactSlots a slot's meta word and every
@@ -130,21 +130,8 @@ public final class CompactMbCache implements DedupCache {
     }
 
     private final CompactTable table;
-    private final int bucketBits;
-    private final long maxEntries;
-    private final int chainCap;
-    private final EntryCount entryCount;
-    /** Open or closed, and the answers to calls that race {@code close()}. */
-    private final Lifecycle lifecycle = new Lifecycle();
-    /** The reclaim lock, the pass loop, the counters of {@link #stats()}. */
-    private final ReclaimBooks books;
-    /** The counters of events outside any lock (the books'). */
-    private final StripedStatistics statistics;
     /** The books' lock. */
     private final ReentrantLock reclaimLock;
-    private final MemoryPressureRegistry.Registration pressureRegistration;
-    /** The create's reclaim triggers and the background passes they start: {@link BackgroundReclaim}. */
-    private final BackgroundReclaim backgroundReclaim;
 
     /** The reclaim order: the hand's sweep and the snapshots' walk. */
     private final CompactClock clock;
@@ -159,28 +146,30 @@ public final class CompactMbCache implements DedupCache {
      * {@code bucketBits} was set, and the default sizing ({@link #sizedFromMaxEntries}) otherwise.
      */
     CompactMbCache(Builder builder, long buckets) {
-        if (buckets < 1 || buckets > CompactTable.MAX_BUCKETS) {
-            throw new IllegalArgumentException("buckets must be in [1, 2^30], was " + buckets);
-        }
-        // The bucket pages' heads and records: 80 bytes a bucket before any entry.
-        KernelPortOptions.requireHeapFor(buckets, 80, "a CompactMbCache");
-        KernelPortOptions options = builder.options;
-        this.bucketBits = 64 - Long.numberOfLeadingZeros(buckets - 1);
-        this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
-        this.chainCap = options.chainCap(maxEntries, buckets);
+        this(builder.options, checkedBuckets(buckets), builder.options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET));
+    }
+
+    private CompactMbCache(KernelPortOptions options, long buckets, long maxEntries) {
+        super(options, 64 - Long.numberOfLeadingZeros(buckets - 1), maxEntries, options.chainCap(maxEntries, buckets));
         long slotsWanted = 4 * Math.min(maxEntries, 1L << 30);
         int slotBits = Math.max(12, Math.min(30, 64 - Long.numberOfLeadingZeros(slotsWanted - 1)));
         int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
         this.table = new CompactTable((int) buckets, slotBits, Math.min(pageBits, slotBits), KeyedIndex.seed(options.hashSeed()));
-        this.entryCount = new EntryCount(maxEntries);
-        this.books = new ReclaimBooks(entryCount, lifecycle, this);
-        this.statistics = books.statistics;
         this.reclaimLock = books.lock;
         this.clock = new CompactClock(table);
         books.sweepWith(clock);
-        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, CompactMbCache.class.getName(),
-                books, lifecycle::isClosed);
-        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(books) : null;
+    }
+
+    /**
+     * {@code buckets}, checked before anything is built: a count in {@code [1, 2^30]} whose bucket
+     * pages' heads and records (80 bytes a bucket before any entry) fit the heap.
+     */
+    private static long checkedBuckets(long buckets) {
+        if (buckets < 1 || buckets > CompactTable.MAX_BUCKETS) {
+            throw new IllegalArgumentException("buckets must be in [1, 2^30], was " + buckets);
+        }
+        KernelPortOptions.requireHeapFor(buckets, 80, "a CompactMbCache");
+        return buckets;
     }
 
     /**
@@ -240,37 +229,13 @@ public final class CompactMbCache implements DedupCache {
 
         private Builder() {}
 
-        /**
-         * log2 of the bucket count, as {@code MbCache.Builder.bucketBits}. Without it, a builder
-         * given {@link #maxEntries(long)} sizes the table from that bound instead:
-         * 14 entries a bucket at the bound, a bucket count that need
-         * not be a power of two (about 23 bytes an entry in all); a builder given neither has 2^10
-         * buckets. The table takes 84 bytes a bucket up front (a 16-byte head, a 64-byte record and
-         * a 4-byte overflow reference).
-         *
-         * @param bucketBits in {@code [0, 30]}
-         * @return this builder
-         * @throws IllegalArgumentException if outside {@code [0, 30]}
-         */
-        public Builder bucketBits(int bucketBits) {
-            options.bucketBits(bucketBits);
-            return this;
-        }
-
-        /**
-         * Accepts {@link CreateStrategy#REQUEST_LIST} only, the one behaviour this backend has.
-         *
-         * @param createStrategy {@code REQUEST_LIST}
-         * @return this builder
-         * @throws NullPointerException if {@code createStrategy} is null
-         * @throws IllegalArgumentException for any other strategy
-         */
-        public Builder createStrategy(CreateStrategy createStrategy) {
-            if (Objects.requireNonNull(createStrategy, "createStrategy") != CreateStrategy.REQUEST_LIST) {
+        /** Refuses every strategy but {@link CreateStrategy#REQUEST_LIST}, the one this backend has. */
+        @Override
+        CreateStrategy accepted(CreateStrategy createStrategy) {
+            if (createStrategy != CreateStrategy.REQUEST_LIST) {
                 throw new IllegalArgumentException("only REQUEST_LIST is supported, was " + createStrategy);
             }
-            options.createStrategy(createStrategy); // checked first: a refused strategy changes nothing
-            return this;
+            return createStrategy;
         }
 
         /**
@@ -288,25 +253,8 @@ public final class CompactMbCache implements DedupCache {
         }
     }
 
-    /**
-     * {@return log2 of the number of buckets, as built; for a cache whose bucket count was sized from
-     * its bound (not a power of two), the log2 rounded up}
-     */
-    public int bucketBits() {
-        return bucketBits;
-    }
-
-    /** {@return the size at which creates start reclaiming, as given or defaulted} */
-    public long maxEntries() {
-        return maxEntries;
-    }
-
-    /** {@return the chain cap, as given or defaulted (see {@link MbCache#chainCap()})} */
-    public int chainCap() {
-        return chainCap;
-    }
-
     /** {@return how duplicates are refused: always {@link CreateStrategy#REQUEST_LIST} (see the class comment)} */
+    @Override
     public CreateStrategy createStrategy() {
         return CreateStrategy.REQUEST_LIST;
     }
@@ -385,7 +333,8 @@ public final class CompactMbCache implements DedupCache {
      * claimed first, as by every create here, and one critical section checks the chain and the cap
      * and hashes; a skipped pair's slot goes back to the free list.
      */
-    private boolean createForRestore(int key, long value, boolean reusable) {
+    @Override
+    boolean createForRestore(int key, long value, boolean reusable) {
         return createPair(key, value, reusable, true);
     }
 
@@ -689,9 +638,7 @@ public final class CompactMbCache implements DedupCache {
      */
     public boolean waitUnused(long handle, long timeout, TimeUnit unit) throws InterruptedException {
         ensureOpen();
-        Objects.requireNonNull(unit, "unit");
-        long nanos = unit.toNanos(timeout);
-        return awaitUnused(handle, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : nanos);
+        return awaitUnused(handle, timeoutNanos(timeout, unit));
     }
 
     private boolean awaitUnused(long handle, long nanos) throws InterruptedException {
@@ -820,78 +767,29 @@ public final class CompactMbCache implements DedupCache {
     // Counting and reclaim
     // ---------------------------------------------------------------------------------------------
 
-    /** {@inheritDoc} */
-    @Override
-    public long size() {
-        ensureOpen();
-        return Math.max(0, entryCount.snapshot());
-    }
-
-    /** {@inheritDoc} */
-    @Override
-    public long shrink(long nrToScan) {
-        ensureOpen();
-        if (nrToScan < 0) {
-            throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
-        }
-        return books.reclaim(nrToScan, ReclaimPassEvent.Kind.REQUESTED);
-    }
-
-    /** Whether a background pass is pending or running (for tests). */
-    boolean backgroundReclaimPending() {
-        return backgroundReclaim.pending();
-    }
-
-    /** The memory-pressure shrinker ({@link ReclaimBooks#onMemoryPressure}); for tests. */
-    void onMemoryPressure() {
-        books.onMemoryPressure();
-    }
-
-    /** What this cache registers with {@link MemoryPressureRegistry}; for tests. */
-    MemoryPressureRegistry.Shrinker shrinker() {
-        return books;
-    }
-
-    /** {@inheritDoc} */
-    @Override
-    public CacheStats stats() {
-        ensureOpen();
-        return books.stats();
-    }
-
     /**
-     * {@inheritDoc}
-     *
-     * <p>Kernel {@code mb_cache_destroy}: every slot's count goes to zero (its flags stay, so a
-     * handle's {@code reusable()} stays readable); the pages are kept until the cache is collected.
+     * Every slot's count goes to zero (its flags stay, so a handle's {@code reusable()} stays
+     * readable) and every chain is emptied; the pages are kept until the cache is collected. Reclaim
+     * lock held.
      */
     @Override
-    public void close() {
-        if (!lifecycle.beginClose()) {
-            return;
-        }
-        if (pressureRegistration != null) {
-            MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
-        }
-        reclaimLock.lock();
-        try {
-            for (int bucket = 0; bucket < table.bucketCount(); bucket++) {
-                table.lock(bucket);
-                try {
-                    for (int pos = table.length(bucket) - 1; pos >= 0; pos--) {
-                        CompactSlots.kill(table, table.slotOfRef(table.refAt(bucket, pos)));
-                    }
-                    table.clear(bucket);
-                } finally {
-                    table.unlock(bucket);
+    void killAllEntries() {
+        for (int bucket = 0; bucket < table.bucketCount(); bucket++) {
+            table.lock(bucket);
+            try {
+                for (int pos = table.length(bucket) - 1; pos >= 0; pos--) {
+                    CompactSlots.kill(table, table.slotOfRef(table.refAt(bucket, pos)));
                 }
+                table.clear(bucket);
+            } finally {
+                table.unlock(bucket);
             }
-            entryCount.reset();
-        } finally {
-            reclaimLock.unlock();
         }
+    }
+
+    @Override
+    void wakeAllWaiters() {
         table.unusedWaiters.wakeAll();
-        lifecycle.tornDown();
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -934,24 +832,6 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * {@inheritDoc}
-     *
-     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created as by
-     * {@link #create}, on the calling thread, in the snapshot's order, except that a restore never
-     * reclaims for the {@linkplain #chainCap() chain cap}: a pair whose chain is at the cap is
-     * skipped and not counted.
-     */
-    @Override
-    public long readSnapshot(InputStream in) throws IOException {
-        Objects.requireNonNull(in, "in");
-        ensureOpen();
-        long budget = maxEntries - size();
-        long created = Snapshots.read(in, budget, this::createForRestore);
-        ensureOpen(); // closed during the read: a restore that created nothing still reports it
-        return created;
-    }
-
-    /**
      * The bytes this cache's arrays take (bucket heads and records, overflow arrays, slot pages, handle tables),
      * a lower bound of what it retains. For benchmarks and sizing.
      *
@@ -982,15 +862,5 @@ public final class CompactMbCache implements DedupCache {
     /** The bucket of {@code key}. Package-private, for tests. */
     int bucketOf(int key) {
         return table.bucketOf(key);
-    }
-
-    private void ensureOpen() {
-        lifecycle.ensureOpen();
-    }
-
-    @Override
-    public String toString() {
-        return "CompactMbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", chainCap=" + chainCap
-                + (lifecycle.isClosed() ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
     }
 }

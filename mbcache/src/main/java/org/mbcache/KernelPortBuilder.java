@@ -1,13 +1,14 @@
 package org.mbcache;
 
+import java.util.Objects;
 import java.util.concurrent.Executor;
 
 /**
  * The options both kernel-port builders share, {@link MbCache.Builder} and
  * {@link CompactMbCache.Builder}: the reclaim bound, the executor of background reclaim, the keyed
- * index's seed, the chain cap and memory-pressure reclaim. Each setter returns the builder it was
- * called on, so calls chain on the concrete builder; each builder adds {@code bucketBits},
- * {@code createStrategy} and {@code build()}, which differ between the layouts. Not thread-safe;
+ * index's seed, the chain cap, memory-pressure reclaim, the bucket count and the create strategy.
+ * Each setter returns the builder it was called on, so calls chain on the concrete builder; each
+ * builder adds {@code build()}. Not thread-safe;
  * each {@code build()} makes a new cache.
  *
  * @param <B> the concrete builder
@@ -23,6 +24,47 @@ public abstract class KernelPortBuilder<B extends KernelPortBuilder<B>> {
     @SuppressWarnings("unchecked")
     private B self() {
         return (B) this;
+    }
+
+    /**
+     * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4. The table takes its
+     * buckets' memory up front: {@link MbCache}'s 28 bytes a bucket (the head word, the wide key
+     * filter and three array references; 40 without compressed references), 28 KiB at the default
+     * and 28 GiB or more at 30; {@link CompactMbCache}'s 84 (a 16-byte head, a 64-byte record and a
+     * 4-byte overflow reference). A {@code CompactMbCache} builder given {@link #maxEntries(long)}
+     * and no {@code bucketBits} sizes its table from that bound instead: 14 entries a bucket at the
+     * bound, a bucket count that need not be a power of two (about 23 bytes an entry in all).
+     * {@code build()} throws {@link IllegalArgumentException} where the buckets' arrays alone (16
+     * bytes a bucket for {@code MbCache}, 80 for {@code CompactMbCache}) exceed the maximum heap,
+     * and may throw {@link OutOfMemoryError} where the heap holds that but not the whole table.
+     *
+     * @param bucketBits in {@code [0, 30]}
+     * @return this builder
+     * @throws IllegalArgumentException if outside {@code [0, 30]}
+     */
+    public B bucketBits(int bucketBits) {
+        options.bucketBits(bucketBits);
+        return self();
+    }
+
+    /**
+     * How creates refuse duplicates; default {@link CreateStrategy#REQUEST_LIST}.
+     * {@link CompactMbCache} has that behaviour only and refuses any other.
+     *
+     * @param createStrategy the strategy
+     * @return this builder
+     * @throws NullPointerException if {@code createStrategy} is null
+     * @throws IllegalArgumentException if this builder's cache does not have that strategy
+     */
+    public B createStrategy(CreateStrategy createStrategy) {
+        // Checked first: a refused strategy changes nothing.
+        options.createStrategy(accepted(Objects.requireNonNull(createStrategy, "createStrategy")));
+        return self();
+    }
+
+    /** {@code createStrategy} if this builder's cache has that behaviour; else the exception. */
+    CreateStrategy accepted(CreateStrategy createStrategy) {
+        return createStrategy;
     }
 
     /**

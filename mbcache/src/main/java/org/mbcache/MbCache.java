@@ -1,7 +1,6 @@
 package org.mbcache;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
@@ -9,7 +8,6 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Lifecycle;
-import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
 
 /**
@@ -34,7 +32,7 @@ import org.mbcache.internal.StripedStatistics;
  * threshold at the pool's maximum keeps the passes out. A cache built with
  * {@link Builder#memoryPressureReclaim(boolean) memoryPressureReclaim(false)} takes no part in this.
  */
-public final class MbCache implements DedupCache {
+public final class MbCache extends KernelPortCache {
 
     /*
      * Implementation notes.
@@ -156,13 +154,8 @@ public final class MbCache implements DedupCache {
     }
 
     private final ListTable buckets;
-    private final int bucketBits;
-    private final long maxEntries;
-    private final int chainCap;
     private final CreateStrategy createStrategy;
     private final ListLru lru;
-    /** The entry count (kernel {@code c_entry_count}), striped; see {@link EntryCount}. */
-    private final EntryCount entryCount;
     /**
      * Where {@code waitUnused} sleeps (kernel {@code wait_var_event} on {@code e_refcnt}). Waits are
      * rare, so a few queues serve the whole cache; see {@link #releaseReference} for the wake-up side.
@@ -174,41 +167,28 @@ public final class MbCache implements DedupCache {
     private final ListSnapshotWalk snapshotWalk;
     /** What this cache's entries name as their owner. */
     private final ListEntryOwner entryOwner;
-    /** {@code null} for a cache built without memory-pressure reclaim. */
-    private final MemoryPressureRegistry.Registration pressureRegistration;
-
-    /** Open or closed, and the answers to calls that race {@code close()}. */
-    private final Lifecycle lifecycle = new Lifecycle();
-    /** The reclaim lock (also the LRU list's), the pass loop, the counters of {@link #stats()}. */
-    private final ReclaimBooks books;
-    /** The counters of events outside any lock (the books'). */
-    private final StripedStatistics statistics;
-
-    /**
-     * The create's reclaim triggers and the background passes they start (kernel
-     * {@code c_shrink_work}) on the builder's executor; the protocol is {@link BackgroundReclaim}'s.
-     */
-    private final BackgroundReclaim backgroundReclaim;
 
     private MbCache(Builder builder) {
-        KernelPortOptions options = builder.options;
-        // The head words and the wide filters: two longs a bucket before any entry.
-        KernelPortOptions.requireHeapFor(1L << options.bucketBits(), 16, "an MbCache");
-        this.bucketBits = options.bucketBits();
-        this.maxEntries = options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET);
-        this.chainCap = options.chainCap(maxEntries);
+        this(checkedHeap(builder.options), builder.options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET));
+    }
+
+    private MbCache(KernelPortOptions options, long maxEntries) {
+        super(options, options.bucketBits(), maxEntries, options.chainCap(maxEntries));
         this.createStrategy = options.createStrategy();
         this.entryOwner = new ListEntryOwner(lifecycle, hotCells, unusedWaiters);
-        this.entryCount = new EntryCount(maxEntries);
-        this.books = new ReclaimBooks(entryCount, lifecycle, this);
-        this.statistics = books.statistics;
         this.lru = new ListLru(deadEntriesBatch(maxEntries), books.lock);
         this.buckets = new ListTable(bucketBits, options.hashSeed());
         books.sweepWith(new ListSweep(lru, buckets));
         this.snapshotWalk = new ListSnapshotWalk(lru, lifecycle);
-        this.backgroundReclaim = new BackgroundReclaim(options.executor(), entryCount, maxEntries, MbCache.class.getName(),
-                books, lifecycle::isClosed);
-        this.pressureRegistration = options.memoryPressureReclaim() ? MemoryPressureRegistry.INSTANCE.register(books) : null;
+    }
+
+    /**
+     * {@code options}, checked before anything is built: the head words and the wide filters (two
+     * longs a bucket before any entry) fit the heap.
+     */
+    private static KernelPortOptions checkedHeap(KernelPortOptions options) {
+        KernelPortOptions.requireHeapFor(1L << options.bucketBits(), 16, "an MbCache");
+        return options;
     }
 
     /**
@@ -252,35 +232,6 @@ public final class MbCache implements DedupCache {
         private Builder() {}
 
         /**
-         * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4. The table takes
-         * 28 bytes a bucket up front (the head word, the wide key filter and three array references;
-         * 40 without compressed references), 28 KiB at the default and 28 GiB or more at 30.
-         * {@code build()} throws {@link IllegalArgumentException} where 16 bytes a bucket already
-         * exceed the maximum heap, and may throw {@link OutOfMemoryError} where the heap holds that
-         * but not the whole table.
-         *
-         * @param bucketBits in {@code [0, 30]}
-         * @return this builder
-         * @throws IllegalArgumentException if outside {@code [0, 30]}
-         */
-        public Builder bucketBits(int bucketBits) {
-            options.bucketBits(bucketBits);
-            return this;
-        }
-
-        /**
-         * How creates refuse duplicates; default {@link CreateStrategy#REQUEST_LIST}.
-         *
-         * @param createStrategy the strategy
-         * @return this builder
-         * @throws NullPointerException if {@code createStrategy} is null
-         */
-        public Builder createStrategy(CreateStrategy createStrategy) {
-            options.createStrategy(createStrategy);
-            return this;
-        }
-
-        /**
          * A new, empty cache, registered for memory-pressure reclaim until it is closed unless
          * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
          *
@@ -293,42 +244,8 @@ public final class MbCache implements DedupCache {
         }
     }
 
-    /**
-     * log2 of the number of buckets.
-     *
-     * @return the {@code bucketBits} this cache was built with
-     */
-    public int bucketBits() {
-        return bucketBits;
-    }
-
-    /**
-     * The size at which creates start reclaiming.
-     *
-     * @return {@code maxEntries}, as given or defaulted
-     */
-    public long maxEntries() {
-        return maxEntries;
-    }
-
-    /**
-     * The longest a bucket chain grows with entries nobody holds. The default is twice the mean
-     * chain length at {@code 2 * maxEntries}, plus 16, at least 32: with the keyed index, chain
-     * lengths are Poisson-distributed, and honest keys reach that length with odds below 1e-10 per
-     * bucket. Entries reclaimed to keep a chain under it are counted in
-     * {@link CacheStats#chainCapReclaims()}.
-     *
-     * @return the chain cap, as given or defaulted
-     */
-    public int chainCap() {
-        return chainCap;
-    }
-
-    /**
-     * How this cache refuses duplicates.
-     *
-     * @return the strategy
-     */
+    /** {@inheritDoc} */
+    @Override
     public CreateStrategy createStrategy() {
         return createStrategy;
     }
@@ -509,7 +426,8 @@ public final class MbCache implements DedupCache {
      * requests of concurrent request-list creates and the cap, and hashes; no request is published,
      * so no concurrent create is refused for a pair this one then skips.
      */
-    private boolean createForRestore(int key, long value, boolean reusable) {
+    @Override
+    boolean createForRestore(int key, long value, boolean reusable) {
         ensureOpen();
         int bucket = buckets.bucketOf(key);
         if (buckets.versionWithout(bucket, key, value) == ListTable.CONTAINED) {
@@ -743,9 +661,7 @@ public final class MbCache implements DedupCache {
     public boolean waitUnused(CacheEntry entry, long timeout, TimeUnit unit) throws InterruptedException {
         ensureOpen();
         ListEntry own = ownEntry(entry);
-        Objects.requireNonNull(unit, "unit");
-        long nanos = unit.toNanos(timeout);
-        return awaitUnused(own, nanos == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : nanos);
+        return awaitUnused(own, timeoutNanos(timeout, unit));
     }
 
     /**
@@ -807,96 +723,23 @@ public final class MbCache implements DedupCache {
         return hotCells.size();
     }
 
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Kernel {@code mb_cache_count} (the shrinker's {@code count_objects}). The count is kept in
-     * per-thread cells; this reads them all twice, until both reads agree, so the answer is the
-     * exact count at one moment during the call.
-     */
+    /** Kills every entry, empties every chain and the LRU list; reclaim lock held. */
     @Override
-    public long size() {
-        ensureOpen();
-        return Math.max(0, entryCount.snapshot());
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Kernel {@code mb_cache_scan} (the shrinker's {@code scan_objects}).
-     */
-    @Override
-    public long shrink(long nrToScan) {
-        ensureOpen();
-        if (nrToScan < 0) {
-            throw new IllegalArgumentException("nrToScan must not be negative, was " + nrToScan);
-        }
-        return books.reclaim(nrToScan, ReclaimPassEvent.Kind.REQUESTED);
-    }
-
-    /** Whether a background pass is pending or running (for tests). */
-    boolean backgroundReclaimPending() {
-        return backgroundReclaim.pending();
-    }
-
-    /** The memory-pressure shrinker ({@link ReclaimBooks#onMemoryPressure}); for tests. */
-    void onMemoryPressure() {
-        books.onMemoryPressure();
-    }
-
-    /** What this cache registers with {@link MemoryPressureRegistry}; for tests. */
-    MemoryPressureRegistry.Shrinker shrinker() {
-        return books;
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Sums the striped counters; the reclaim counters are read under the LRU lock. Touches no
-     * bucket.
-     */
-    @Override
-    public CacheStats stats() {
-        ensureOpen();
-        return books.stats();
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Kernel {@code mb_cache_destroy}, plus leaving the memory-pressure registry. Entries callers
-     * still hold are dropped too; releasing them afterwards is an {@link IllegalStateException}. The
-     * cache counts as closed from the first call on; a close that threw part-way (an
-     * {@link OutOfMemoryError} waking the waiters) is finished by the next call, and a close racing
-     * another returns only once the teardown has run.
-     */
-    @Override
-    public void close() {
-        if (!lifecycle.beginClose()) {
-            return;
-        }
-        // Every step below may be done twice (a second close() racing this one, or retrying after
-        // a Throwable here): each is idempotent, and tornDown is set only when all have run.
-        if (pressureRegistration != null) {
-            MemoryPressureRegistry.INSTANCE.unregister(pressureRegistration);
-        }
-        lru.lock.lock();
-        try {
-            for (int bucket = 0; bucket < buckets.count(); bucket++) {
-                buckets.lock(bucket);
-                try {
-                    buckets.killAll(bucket);
-                } finally {
-                    buckets.unlock(bucket);
-                }
+    void killAllEntries() {
+        for (int bucket = 0; bucket < buckets.count(); bucket++) {
+            buckets.lock(bucket);
+            try {
+                buckets.killAll(bucket);
+            } finally {
+                buckets.unlock(bucket);
             }
-            lru.clear();
-            entryCount.reset();
-        } finally {
-            lru.lock.unlock();
         }
+        lru.clear();
+    }
+
+    @Override
+    void wakeAllWaiters() {
         unusedWaiters.wakeAll();
-        lifecycle.tornDown();
     }
 
 
@@ -929,24 +772,6 @@ public final class MbCache implements DedupCache {
     }
 
     /**
-     * {@inheritDoc}
-     *
-     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created as by
-     * {@link #create}, on the calling thread, so they land on the LRU list in the snapshot's order,
-     * except that a restore never reclaims for the {@linkplain #chainCap() chain cap}: a pair whose
-     * chain is at the cap is skipped and not counted.
-     */
-    @Override
-    public long readSnapshot(InputStream in) throws IOException {
-        Objects.requireNonNull(in, "in");
-        ensureOpen();
-        long budget = maxEntries - size();
-        long created = Snapshots.read(in, budget, this::createForRestore);
-        ensureOpen(); // closed during the read: a restore that created nothing still reports it
-        return created;
-    }
-
-    /**
      * Entries linked on the LRU list and its append stacks, including removed ones not yet purged:
      * what the list costs in memory. Package-private, for tests of the lazy unlinking.
      */
@@ -976,12 +801,6 @@ public final class MbCache implements DedupCache {
         return buckets.bucketOf(key);
     }
 
-    private void ensureOpen() {
-        if (lifecycle.isClosed()) {
-            throw new IllegalStateException("cache is closed");
-        }
-    }
-
     /** The argument as an entry of this cache, or the contract's exception. */
     private ListEntry ownEntry(CacheEntry entry) {
         Objects.requireNonNull(entry, "entry");
@@ -989,11 +808,5 @@ public final class MbCache implements DedupCache {
             return (ListEntry) entry;
         }
         throw new IllegalArgumentException("entry belongs to another cache: " + entry);
-    }
-
-    @Override
-    public String toString() {
-        return "MbCache[bucketBits=" + bucketBits + ", maxEntries=" + maxEntries + ", chainCap=" + chainCap
-                + ", createStrategy=" + createStrategy + (lifecycle.isClosed() ? ", closed" : ", size=" + Math.max(0, entryCount.snapshot())) + "]";
     }
 }

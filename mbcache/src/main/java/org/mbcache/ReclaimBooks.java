@@ -89,6 +89,7 @@ final class ReclaimBooks implements BackgroundReclaim.Reclaimer, MemoryPressureR
     private final EntryCount entryCount;
     private final Lifecycle lifecycle;
     private final Object owner;
+    /** The layout's reclaim order; {@code null} until {@link #sweepWith}. Guarded by {@link #lock}. */
     private Sweep sweep;
 
     // Written under the lock.
@@ -110,9 +111,18 @@ final class ReclaimBooks implements BackgroundReclaim.Reclaimer, MemoryPressureR
         this.owner = owner;
     }
 
-    /** Sets the layout's sweep, once, while the cache is being built. */
+    /**
+     * Sets the layout's sweep, once, while the cache is being built. Under the lock, as every read
+     * of it is: a pass that starts later (on the memory-pressure thread, say) sees the layout as
+     * built; one that started before finds no sweep and frees nothing.
+     */
     void sweepWith(Sweep sweep) {
-        this.sweep = sweep;
+        lock.lock();
+        try {
+            this.sweep = sweep;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -133,7 +143,7 @@ final class ReclaimBooks implements BackgroundReclaim.Reclaimer, MemoryPressureR
         long secondChances = 0;
         lock.lock();
         try {
-            if (floor != NO_FLOOR && entryCount.snapshot() < floor) {
+            if (sweep == null || floor != NO_FLOOR && entryCount.snapshot() < floor) {
                 return 0;
             }
             countPass(kind);

@@ -55,7 +55,7 @@ final class StripedCounter {
     void add(long delta) {
         long before = cells.getAndAdd(0, delta);
         // Which multiples of batch the cell crossed: shifts, not Math.floorDiv, whose 64-bit divide
-        // by a field cost this hot path (two per add) about 30 ns in the churn benchmark.
+        // by a field would be the slowest instruction of this hot path (two per add).
         long steps = ((before + delta) >> batchShift) - (before >> batchShift);
         if (steps != 0) {
             ESTIMATE.getAndAdd(estimateLine, ESTIMATE_SLOT, steps << batchShift);
