@@ -141,31 +141,28 @@ final class CompactClock implements ReclaimBooks.Sweep {
     static final class SnapshotWalk implements Snapshots.PairSource {
         private final CompactTable table;
         private final Lifecycle lifecycle;
-        private final int start;
+        /** The end of the range walked: slots {@code [1, end)}. */
         private final int end;
+        /** The slot looked at next. */
         private int next;
-        private boolean wrapped;
+        /** Slots not looked at yet. */
+        private int left;
 
         SnapshotWalk(CompactTable table, Lifecycle lifecycle, int start, int end) {
             this.table = table;
             this.lifecycle = lifecycle;
-            this.start = start;
             this.end = end;
             this.next = start;
+            this.left = end - 1;
         }
 
         @Override
         public int next(int[] keys, long[] values, byte[] flags, int from, int max) {
             int copied = 0;
-            while (copied < max) {
-                if (!wrapped && next >= end) {
-                    wrapped = true;
-                    next = 1;
-                }
-                if (wrapped && next >= start) {
-                    break;
-                }
-                int slot = next++;
+            while (copied < max && left > 0) {
+                int slot = next;
+                next = slot + 1 < end ? slot + 1 : 1;
+                left--;
                 long[] page = table.slotPage(slot);
                 int at = table.valueIndex(slot);
                 long meta = lvMeta(page, at);
