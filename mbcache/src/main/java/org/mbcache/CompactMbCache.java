@@ -116,14 +116,10 @@ public final class CompactMbCache implements DedupCache {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             // As in MbCache: classes an operation would otherwise initialize late, mid-pass.
-            lookup.ensureInitialized(BackgroundReclaim.class);
-            lookup.ensureInitialized(BucketLockWord.class);
-            lookup.ensureInitialized(ReclaimPassEvent.class);
-            lookup.ensureInitialized(ReclaimPassEvent.Kind.class);
-            lookup.ensureInitialized(ChainCapEvent.class);
-            lookup.ensureInitialized(MemoryPressureEvent.class);
-            lookup.ensureInitialized(CompactTable.class);
-            lookup.ensureInitialized(CompactSlots.class);
+            for (Class<?> type : new Class<?>[] {BackgroundReclaim.class, BucketLockWord.class, ReclaimPassEvent.class,
+                    ReclaimPassEvent.Kind.class, ChainCapEvent.class, MemoryPressureEvent.class, CompactTable.class, CompactSlots.class}) {
+                lookup.ensureInitialized(type);
+            }
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -148,10 +144,6 @@ public final class CompactMbCache implements DedupCache {
 
     /** The reclaim order: the hand's sweep and the snapshots' walk. */
     private final CompactClock clock;
-
-    private CompactMbCache(Builder builder) {
-        this(builder, 1L << builder.options.bucketBits());
-    }
 
     /**
      * A cache of {@code buckets} buckets, any count in {@code [1, 2^30]}, with the builder's other
@@ -242,11 +234,10 @@ public final class CompactMbCache implements DedupCache {
 
         /**
          * log2 of the bucket count, as {@code MbCache.Builder.bucketBits}. Without it, a builder
-         * given {@link #maxEntries(long)} sizes the table from that bound instead:
-         * 14 entries a bucket at the bound, a bucket count that need
-         * not be a power of two (about 23 bytes an entry in all); a builder given neither has 2^10
-         * buckets. The table takes 84 bytes a bucket up front (a 16-byte head, a 64-byte record and
-         * a 4-byte overflow reference).
+         * given {@link #maxEntries(long)} sizes the table from that bound instead: 14 entries a
+         * bucket at the bound, a bucket count that need not be a power of two (about 23 bytes an
+         * entry in all); a builder given neither has 2^10 buckets. The table takes 84 bytes a
+         * bucket up front (a 16-byte head, a 64-byte record and a 4-byte overflow reference).
          *
          * @param bucketBits in {@code [0, 30]}
          * @return this builder
@@ -284,7 +275,8 @@ public final class CompactMbCache implements DedupCache {
          *     say) sizes the table at 2^30 buckets, 80 GiB
          */
         public CompactMbCache build() {
-            return !options.bucketBitsSet() && options.maxEntries(0) > 0 ? sizedFromMaxEntries(this) : new CompactMbCache(this);
+            return !options.bucketBitsSet() && options.maxEntries(0) > 0 ? sizedFromMaxEntries(this)
+                    : new CompactMbCache(this, 1L << options.bucketBits());
         }
     }
 
@@ -376,14 +368,10 @@ public final class CompactMbCache implements DedupCache {
     }
 
     /**
-     * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims: no
-     * background pass is scheduled (the restore's budget keeps the count within
-     * {@code maxEntries}, and the shared estimate a create decides on may read high by up to its
-     * slack), no slot is taken back, and a pair whose chain is at the cap, or that finds every slot
-     * in use, is skipped (false, as for a pair already cached), so that a restore evicts no pair,
-     * neither one cached before it nor one it created. The slot is
-     * claimed first, as by every create here, and one critical section checks the chain and the cap
-     * and hashes; a skipped pair's slot goes back to the free list.
+     * A restore's create ({@link #readSnapshot}): {@link #create} that never reclaims, so that it
+     * evicts no pair, cached before it or created by it: no background pass (the budget keeps the
+     * count within the bound; the shared estimate may read high), no slot taken back, and a pair whose
+     * chain is at the cap, or that finds no free slot, is skipped (false), its claimed slot freed.
      */
     private boolean createForRestore(int key, long value, boolean reusable) {
         return createPair(key, value, reusable, true);
@@ -454,6 +442,22 @@ public final class CompactMbCache implements DedupCache {
     public long findFirstHandle(int key) {
         ensureOpen();
         return countLookup(CompactWalk.find(table, key, 0, false, 0, false));
+    }
+
+    /**
+     * {@link #findFirstHandle} of many keys, their cache misses overlapped (a group's buckets are loaded
+     * before any is walked): each key one lookup, counted as one; allocates nothing. If a lookup throws
+     * (a racing {@code close()}), the references taken go back and {@code handles} is {@link #NO_ENTRY}.
+     *
+     * @param keys the content hashes
+     * @param handles gets, at {@code i}, the handle {@code findFirstHandle(keys[i])} returns
+     * @return how many were found
+     * @throws NullPointerException if an array is null
+     * @throws IllegalArgumentException if {@code handles} is shorter than {@code keys}
+     * @throws IllegalStateException if the cache is closed
+     */
+    public int findFirstHandles(int[] keys, long[] handles) {
+        return CompactBatchLookup.findFirstHandles(this, table, lifecycle, keys, handles);
     }
 
     /**
@@ -904,19 +908,18 @@ public final class CompactMbCache implements DedupCache {
      * <p>The order is the clock's, the one reclaim passes sweep: from the hand to the end of the
      * table, then from the first slot up to the hand, so the slot the hand looks at next comes first
      * (oldest first in this backend's reclaim order; see "Reclaim order" in the class comment). A
-     * restore into an empty cache hands out slots from the start of the table in the snapshot's
-     * order and its hand starts there, so it rebuilds that order. The walk
-     * takes no lock but the reclaim lock, once, to read the hand
-     * (so it waits for at most one pass in progress), and no reference; a pair's flags are written
-     * with it (reusable; referenced as record flag 2, not restored). A pair does not move while
-     * it is cached (a pass gives a second chance by clearing a flag, in place), so every pair cached
-     * for the whole call is written exactly once; slots added at the end of the table during the
-     * walk hold pairs created during the call and are not looked at. The walk keeps no state in the
-     * cache, so snapshots of one cache may run at the same time and none waits for another (the
-     * {@link java.io.InterruptedIOException} of {@link DedupCache#writeSnapshot} never arises here);
-     * one started from the stream of another is an ordinary second walk. A close during the walk is
-     * an {@link IllegalStateException}: {@code close()} zeroes the counts, which would otherwise end
-     * the snapshot short as if it were complete.
+     * restore into an empty cache hands out slots from the start of the table in the snapshot's order
+     * and its hand starts there, so it rebuilds that order. The walk takes no lock but the reclaim
+     * lock, once, to read the hand (so it waits for at most one pass in progress), and no reference;
+     * a pair's flags are written with it (reusable; referenced as record flag 2, not restored). A
+     * pair does not move while it is cached (a pass gives a second chance by clearing a flag, in
+     * place), so every pair cached for the whole call is written exactly once; slots added at the end
+     * of the table during the walk hold pairs created during the call and are not looked at. The walk
+     * keeps no state in the cache, so snapshots of one cache may run at the same time and none waits
+     * for another (the {@link java.io.InterruptedIOException} of {@link DedupCache#writeSnapshot}
+     * never arises here); one started from the stream of another is an ordinary second walk. A close
+     * during the walk is an {@link IllegalStateException}: {@code close()} zeroes the counts, which
+     * would otherwise end the snapshot short as if it were complete.
      */
     @Override
     public long writeSnapshot(OutputStream out) throws IOException {
