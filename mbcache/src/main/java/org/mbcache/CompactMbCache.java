@@ -406,6 +406,22 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     /**
+     * {@link #findFirstHandle} of many keys, their cache misses overlapped (a group's buckets are loaded
+     * before any is walked): each key one lookup, counted as one; allocates nothing. If a lookup throws
+     * (a racing {@code close()}), the references taken go back and {@code handles} is {@link #NO_ENTRY}.
+     *
+     * @param keys the content hashes
+     * @param handles gets, at {@code i}, the handle {@code findFirstHandle(keys[i])} returns
+     * @return how many were found
+     * @throws NullPointerException if an array is null
+     * @throws IllegalArgumentException if {@code handles} is shorter than {@code keys}
+     * @throws IllegalStateException if the cache is closed
+     */
+    public int findFirstHandles(int[] keys, long[] handles) {
+        return CompactBatchLookup.findFirstHandles(this, table, lifecycle, keys, handles);
+    }
+
+    /**
      * The primitive {@link #get}: a handle to the entry with exactly this pair, reusable or not,
      * referenced for the caller, or {@link #NO_ENTRY}. Allocates nothing.
      *

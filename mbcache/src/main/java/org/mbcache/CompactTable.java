@@ -681,6 +681,20 @@ final class CompactTable implements HotReferences.Host {
         return spill == null ? sum : sum + spill.length;
     }
 
+    /**
+     * Loads, and only loads, the words a lookup's optimistic walk of bucket {@code b} reads first:
+     * its head word and the first and last long of its record (the length with the newest
+     * references, in one or two lines), not the overflow array, which a hit among the chain's
+     * newest 15 never reads. Plain racy loads whose values mean nothing, as {@link #touchChain}'s.
+     *
+     * @return a sum of the words loaded, to be consumed by the caller
+     */
+    long touchLookup(int b) {
+        long[] record = recordPage(b);
+        int base = recordBase(b);
+        return headPage(b)[headIndex(b)] + record[base] + record[base + RECORD_LONGS - 1];
+    }
+
     /** Keeps the loads whose sum is {@code touched} (see {@link #touchSentinel}). */
     void consume(long touched) {
         if (touched == touchSentinel) {

@@ -80,10 +80,10 @@ final class QuickRun {
     static final long SCALE_SIZE = 1_000_000;
     /**
      * The {@code scale} backends the main job shows: the two kernel-port layouts, the primitive-map
-     * floor and the counted floor (the same map plus a reference count), which the compact layout's
-     * figures are compared with.
+     * floor and the counted floor (a one-line counted table, {@link CountedFloor}), which the compact
+     * layout's figures are compared with.
      */
-    static final List<String> SCALE_BACKENDS = List.of(Backends.COMPACT, Backends.MBCACHE, "fastutil", "fastutil-counted");
+    static final List<String> SCALE_BACKENDS = List.of(Backends.COMPACT, Backends.MBCACHE, "fastutil", "counted");
     /** One {@code scale} child at {@link #SCALE_SIZE} without its GC line, measured on a 2-CPU VM. */
     static final double SCALE_CHILD_S = 10;
     /** Seconds kept for the sections after the paired rounds: the hot key and the scale group. */

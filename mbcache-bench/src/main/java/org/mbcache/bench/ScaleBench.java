@@ -34,6 +34,9 @@ import org.mbcache.DedupCache;
  *   <li>{@code hit}, {@code miss}: a lookup of a present or absent key, released (the caches:
  *       {@code findFirst}+{@code release}; {@code compact}: the primitive handles; the maps:
  *       {@code get});</li>
+ *   <li>{@code batch-hit}: per key, the hits of {@value #BATCH} present keys a call ({@code compact}:
+ *       one {@link CompactMbCache#findFirstHandles} over them, each handle then released; every other
+ *       backend: its {@code hit} over the same keys, one after the other);</li>
  *   <li>{@code dup}: a refused duplicate ({@code create} of a cached pair; the maps:
  *       {@code putIfAbsent} of a present key);</li>
  *   <li>{@code churn}: a create of a new pair at the bound, its reclaim included (reclaim runs on
@@ -44,8 +47,9 @@ import org.mbcache.DedupCache;
  * </ul>
  * Backends: every {@link org.mbcache.testing.Backend} label (the compact layout as
  * {@code compact}, through its primitive API, and {@code compact-api}, through {@link DedupCache}),
- * {@code chm}, {@code fastutil} and {@code fastutil-counted} (fastutil's lookup plus a reference
- * count, {@link FastutilCounted}). Timings on a shared machine are indicative; compare ratios
+ * {@code chm}, {@code fastutil}, {@code counted} (the counted floor, a one-line counted table:
+ * {@link CountedFloor}) and {@code fastutil-counted} (fastutil's lookup plus a reference count in
+ * a line of its own, {@link FastutilCounted}). Timings on a shared machine are indicative; compare ratios
  * from one run. Each {@code --jvm-arg} is passed to every child JVM after the heap options (for
  * example {@code -XX:+UseTransparentHugePages}, or another collector).
  */
@@ -56,8 +60,10 @@ public final class ScaleBench {
     /** The prefix of a child JVM's result line. */
     static final String PREFIX = "SCALE ";
     static final List<String> BACKENDS =
-            List.of("compact", "compact-api", "mbcache", "caffeine", "chm", "fastutil", "fastutil-counted");
+            List.of("compact", "compact-api", "mbcache", "caffeine", "chm", "fastutil", "counted", "fastutil-counted");
     private static final int OPS = 1 << 20;
+    /** Keys a {@code batch-hit} call looks up. */
+    static final int BATCH = 16;
     private static final int ROUNDS = 5;
 
     /** Expected retained bytes per entry, for sizing each child's heap. */
@@ -68,6 +74,7 @@ public final class ScaleBench {
             case "compact-api":
                 return 80;
             case "fastutil":
+            case "counted":
                 return 40;
             case "fastutil-counted":
                 return 72;
@@ -236,7 +243,7 @@ public final class ScaleBench {
      */
     static String table(List<Map<String, String>> rows) {
         StringBuilder out = new StringBuilder();
-        String[] columns = {"backend", "n", "B/entry", "hit", "miss", "dup", "churn", "hitB/op", "missB/op",
+        String[] columns = {"backend", "n", "B/entry", "hit", "batch-hit", "miss", "dup", "churn", "hitB/op", "batch-hitB/op", "missB/op",
                 "dupB/op", "churnB/op", "gcPauses", "gcTotalMs", "gcMaxMs", "otherCpuMs"};
         out.append("| ").append(String.join(" | ", columns)).append(" |\n");
         out.append("|").append(" --- |".repeat(columns.length)).append("\n");
@@ -255,9 +262,20 @@ public final class ScaleBench {
             StringBuilder lines = new StringBuilder();
             compare(lines, at, "compact", "hit", "fastutil", "hit",
                     "fastutil's get (a plain open-address map: one lookup that writes nothing, the least any lookup costs)");
+            compare(lines, at, "compact", "hit", "counted", "hit",
+                    "the counted floor (an open-address table whose 16-byte slot holds key, count and value: a hit's probe, "
+                            + "its reference taken and given back by CAS and its value read are one cache line, the least a hit "
+                            + "that counts references can cost)");
+            compare(lines, at, "counted", "hit", "fastutil", "hit", "fastutil's get (what the counted floor's two CASes cost)");
             compare(lines, at, "compact", "hit", "fastutil-counted", "hit",
-                    "the counted floor (fastutil's get plus a reference taken and given back by CAS on a count word in a "
-                            + "line of its own: the least a hit that counts references can cost)");
+                    "fastutil's get plus a reference taken and given back by CAS on a count word in a line of its own "
+                            + "(two lines a hit: the map's, then the count's)");
+            compare(lines, at, "compact", "batch-hit", "fastutil", "hit",
+                    "fastutil's get (per key: findFirstHandles over " + BATCH + " present keys a call, each handle released, "
+                            + "over fastutil's get in its plain loop of random keys)");
+            compare(lines, at, "compact", "hit", "compact", "batch-hit",
+                    "compact's batch-hit (the same hits one findFirstHandle at a time, over findFirstHandles per key; "
+                            + "above 1: the batch is faster)");
             compare(lines, at, "compact", "miss", "fastutil", "miss", "fastutil's miss (a plain lookup of an absent key)");
             compare(lines, at, "compact", "churn", "fastutil", "churn",
                     "fastutil's put-new-remove-oldest (a map bounded first in, first out, no reference counts: "
@@ -304,6 +322,15 @@ public final class ScaleBench {
 
         /** A new pair at the bound; the maps also drop the oldest. */
         abstract void churn(int key, long value, int oldestKey);
+
+        /** The lookups of {@code keys[from, from + BATCH)}, each released; how many were found. */
+        int batchLookup(int[] keys, int from) {
+            int found = 0;
+            for (int i = from; i < from + BATCH; i++) {
+                found += lookup(keys[i]);
+            }
+            return found;
+        }
 
         long footprint() {
             return -1;
@@ -355,9 +382,24 @@ public final class ScaleBench {
     static final class CompactPrimitive extends Dedup {
         final CompactMbCache compact;
 
+        private final int[] batchKeys = new int[BATCH];
+        private final long[] batchHandles = new long[BATCH];
+
         CompactPrimitive(long n) {
             super(sizedCompact(n));
             compact = (CompactMbCache) cache;
+        }
+
+        @Override
+        int batchLookup(int[] keys, int from) {
+            System.arraycopy(keys, from, batchKeys, 0, BATCH);
+            int found = compact.findFirstHandles(batchKeys, batchHandles);
+            for (long handle : batchHandles) {
+                if (handle != CompactMbCache.NO_ENTRY) {
+                    compact.release(handle);
+                }
+            }
+            return found;
         }
 
         @Override
@@ -436,9 +478,9 @@ public final class ScaleBench {
     }
 
     /**
-     * The floor of a hit under a reference-counting contract: fastutil's lookup, then a reference
-     * taken and given back by CAS on a count word in a line of its own chosen by the key (as a
-     * cache's slot or entry would be). A locked instruction orders the loads around it, so
+     * fastutil's lookup, then a reference taken and given back by CAS on a count word in a line of
+     * its own chosen by the key (as a cache's slot or entry would be): two lines a hit, where the
+     * counted floor ({@link CountedFloor}) keeps key, count and value in one. A locked instruction orders the loads around it, so
      * lookups no longer overlap their memory misses as plain {@code get}s do: this row shows what
      * the count alone costs at each size.
      */
@@ -501,6 +543,8 @@ public final class ScaleBench {
                 return new Fastutil(n);
             case "fastutil-counted":
                 return new FastutilCounted(n);
+            case "counted":
+                return new CountedFloor(n);
             default:
                 return new Dedup(Backends.dedup(backend, bucketBits(n, 16), n, Runnable::run));
         }
@@ -552,6 +596,13 @@ public final class ScaleBench {
                 int found = 0;
                 for (int i = 0; i < OPS; i++) {
                     found += subject.lookup(hits[i & mask]);
+                }
+                return found;
+            });
+            measure(row, "batch-hit", () -> {
+                int found = 0;
+                for (int i = 0; i < OPS; i += BATCH) {
+                    found += subject.batchLookup(hits, i);
                 }
                 return found;
             });

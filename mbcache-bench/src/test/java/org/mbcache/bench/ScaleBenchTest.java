@@ -36,6 +36,7 @@ class ScaleBenchTest {
     void aHelpOptionAsksForTheUsage() {
         assertNull(ScaleBench.Options.parse(new String[] {"compact", "--help"}));
         assertTrue(ScaleBench.USAGE.contains("fastutil-counted"), ScaleBench.USAGE);
+        assertTrue(ScaleBench.USAGE.contains(", counted,"), ScaleBench.USAGE);
     }
 
     @Test
@@ -55,10 +56,16 @@ class ScaleBenchTest {
     }
 
     private static Map<String, String> row(String backend, String hit, String miss, String dup, String churn) {
+        return row(backend, hit, hit, miss, dup, churn);
+    }
+
+    private static Map<String, String> row(String backend, String hit, String batchHit, String miss, String dup,
+                                           String churn) {
         Map<String, String> row = new LinkedHashMap<>();
         row.put("backend", backend);
         row.put("n", "1000000");
         row.put("hit", hit);
+        row.put("batch-hit", batchHit);
         row.put("miss", miss);
         row.put("dup", dup);
         row.put("churn", churn);
@@ -68,13 +75,23 @@ class ScaleBenchTest {
     @Test
     void everyRatioSaysInWordsWhatItIsComparedWithAndIsComputedFromTheRows() {
         String table = ScaleBench.table(List.of(
-                row("compact", "286", "21.7", "300", "390"),
+                row("compact", "286", "97.5", "21.7", "300", "390"),
                 row("mbcache", "309", "21.9", "350", "1003"),
                 row("fastutil", "26.2", "18.1", "20.0", "107"),
+                row("counted", "52.0", "18.0", "20.0", "90.0"),
                 row("fastutil-counted", "69.4", "18.1", "20.0", "107")));
         assertTrue(table.contains("At 1,000,000 entries, each figure is one time over another from this run"), table);
-        assertTrue(table.contains(String.format(Locale.ROOT, "- compact hit = %.2fx the counted floor (fastutil's get plus "
-                + "a reference taken and given back", 286 / 69.4)), table);
+        assertTrue(table.contains(String.format(Locale.ROOT, "- compact hit = %.2fx the counted floor (an open-address "
+                + "table whose 16-byte slot holds key, count and value", 286 / 52.0)), table);
+        assertTrue(table.contains(String.format(Locale.ROOT, "- counted hit = %.2fx fastutil's get (what the counted "
+                + "floor's two CASes cost)", 52.0 / 26.2)), table);
+        assertTrue(table.contains(String.format(Locale.ROOT, "- compact hit = %.2fx fastutil's get plus a reference taken "
+                + "and given back by CAS on a count word in a line of its own", 286 / 69.4)), table);
+        assertTrue(table.contains(String.format(Locale.ROOT, "- compact batch-hit = %.2fx fastutil's get (per key: "
+                + "findFirstHandles over 16 present keys a call", 97.5 / 26.2)), table);
+        assertTrue(table.contains(String.format(Locale.ROOT, "- compact hit = %.2fx compact's batch-hit (the same hits one "
+                + "findFirstHandle at a time", 286 / 97.5)), table);
+        assertTrue(table.contains("| compact | 1000000 |  | 286 | 97.5 | 21.7 |"), table);
         assertTrue(table.contains(String.format(Locale.ROOT, "- compact hit = %.1fx fastutil's get (", 286 / 26.2)), table);
         assertTrue(table.contains(String.format(Locale.ROOT, "- compact churn = %.2fx fastutil's put-new-remove-oldest (",
                 390 / 107.0)), table);

@@ -1,0 +1,145 @@
+package org.mbcache;
+
+import static org.mbcache.CompactMbCache.NO_ENTRY;
+
+import java.util.Arrays;
+import java.util.Objects;
+import org.mbcache.internal.Lifecycle;
+
+/**
+ * {@link CompactMbCache#findFirstHandles}: many keys' {@code findFirstHandle} in one call, their
+ * cache misses overlapped.
+ *
+ * <p><b>Contract.</b> For each {@code i} in {@code [0, keys.length)}, {@code handles[i]} is what
+ * {@code findFirstHandle(keys[i])} returns: the handle of the newest reusable entry of the key,
+ * referenced for the caller, or {@link CompactMbCache#NO_ENTRY}; the call returns how many were
+ * found. Each key is one lookup of its own, by {@code findFirstHandle} itself (so whatever that
+ * method puts into the handles it hands out, these get too), counted in the statistics as one hit
+ * or miss; a key twice in a batch is looked up twice, and a hit gives the caller two references,
+ * two handles to release. The lookups are not one atomic step: each sees the cache as it is when
+ * that key is walked. {@code handles} past {@code keys.length} is not written. The arguments are
+ * checked before any reference is taken: {@link NullPointerException} for a null array,
+ * {@link IllegalArgumentException} if {@code handles} is shorter than {@code keys}, then
+ * {@link IllegalStateException} if the cache is closed. A lookup that throws part-way (a
+ * {@code close()} racing the batch; a pair held by more callers than a cold slot counts) leaves
+ * the caller nothing to release: the references the call took are given back first (where the
+ * cache is closed meanwhile there is nothing to give back: {@code close()} dropped every count),
+ * {@code handles[0, keys.length)} is set to {@code NO_ENTRY}, and the exception is rethrown.
+ *
+ * <p><b>Why batching.</b> Once the table is out of the processor caches, a hit costs its misses in
+ * a row: the bucket's record line, then the slot's, and the locked instructions of the reference
+ * count wait for the loads before them, so one lookup's misses cannot overlap the next one's as a
+ * plain map's {@code get}s do. Here the keys go in groups of {@value #GROUP}: first every key of
+ * the group is hashed and its bucket's head word and record lines are loaded
+ * ({@link CompactTable#touchLookup}: independent plain loads, issued back to back, so the
+ * processor has them all in flight at once), then the meta word of the slot each key most likely
+ * reaches ({@link #touchSlots}: each waits for its own record line, not for the other keys'); the
+ * sums go to {@link CompactTable#consume}, so the compiler keeps the loads. Then each key is
+ * walked as by {@code findFirstHandle} (the optimistic walk of {@link CompactWalk#find}, validated
+ * as always: the touched values mean nothing and are not used), finding its bucket's lines and,
+ * most often, its slot's in the cache. A group is small enough that its lines are still in the L1
+ * cache when it is walked. The slots are touched too because a hit's slot miss follows its record
+ * miss: with the buckets alone, each walk would still wait for its slot's line in turn.
+ *
+ * <p><b>Allocation-free.</b> No object, array or lambda per call or per key: the caller's arrays
+ * are the only storage, and the failure path releases and fills in place.
+ */
+final class CompactBatchLookup {
+
+    /** Keys touched before their walks: their lines fit in L1 together, and overlap in flight. */
+    static final int GROUP = 16;
+
+    private CompactBatchLookup() {}
+
+    /**
+     * The batch (see the class comment): the arguments checked, then each group of {@link #GROUP}
+     * keys touched and walked by {@code cache.findFirstHandle}.
+     *
+     * @return how many keys were found
+     */
+    static int findFirstHandles(CompactMbCache cache, CompactTable table, Lifecycle lifecycle, int[] keys,
+                                long[] handles) {
+        Objects.requireNonNull(keys, "keys");
+        Objects.requireNonNull(handles, "handles");
+        if (handles.length < keys.length) {
+            throw new IllegalArgumentException("handles is shorter than keys: " + handles.length + " < " + keys.length);
+        }
+        lifecycle.ensureOpen();
+        int found = 0;
+        int done = 0;
+        try {
+            while (done < keys.length) {
+                int end = Math.min(keys.length, done + GROUP);
+                table.consume(touch(table, keys, done, end) + touchSlots(table, keys, done, end));
+                for (; done < end; done++) {
+                    long handle = cache.findFirstHandle(keys[done]);
+                    handles[done] = handle;
+                    found += handle != NO_ENTRY ? 1 : 0;
+                }
+            }
+        } catch (Throwable failure) {
+            giveBack(cache, lifecycle, handles, done, failure);
+            Arrays.fill(handles, 0, keys.length, NO_ENTRY);
+            throw failure;
+        }
+        return found;
+    }
+
+    /** The sum of {@link CompactTable#touchLookup} over the buckets of {@code keys[from, to)}. */
+    private static long touch(CompactTable table, int[] keys, int from, int to) {
+        long sum = 0;
+        for (int i = from; i < to; i++) {
+            sum += table.touchLookup(table.bucketOf(keys[i]));
+        }
+        return sum;
+    }
+
+    /**
+     * Loads, and only loads, the meta word of the slot each key of {@code keys[from, to)} will
+     * most likely reach: the first of its record's inline references with the key's fingerprint.
+     * Its loads wait for the record lines {@link #touch} put in flight, but not for one another, so
+     * the keys' slot misses overlap too. Racy plain loads whose values mean nothing, bounded so that
+     * they never fault whatever was read (an inline index below {@code INLINE}, a slot below
+     * {@code 2^slotBits}, a page checked for null).
+     */
+    private static long touchSlots(CompactTable table, int[] keys, int from, int to) {
+        long sum = 0;
+        for (int i = from; i < to; i++) {
+            long keyed = table.keyedHash(keys[i]);
+            int b = table.bucketOfHash(keyed);
+            int print = table.fingerprintOfHash(keyed);
+            int inline = Math.min(table.length(b), CompactTable.INLINE);
+            for (int j = 0; j < inline; j++) {
+                int ref = table.inlineRef(b, j);
+                if (table.fingerprintOfRef(ref) == print) {
+                    int slot = table.slotOfRef(ref);
+                    long[] page = table.slotPage(slot);
+                    sum += page == null ? 0 : page[table.valueIndex(slot) + 1];
+                    break;
+                }
+            }
+        }
+        return sum;
+    }
+
+    /**
+     * Releases the handles of {@code handles[0, taken)}, the lookups done before {@code failure}.
+     * A release that fails on an open cache is added to {@code failure} as suppressed; on a closed
+     * one it is expected ({@code close()} dropped the counts) and dropped.
+     */
+    private static void giveBack(CompactMbCache cache, Lifecycle lifecycle, long[] handles, int taken, Throwable failure) {
+        for (int i = 0; i < taken; i++) {
+            if (handles[i] == NO_ENTRY) {
+                continue;
+            }
+            try {
+                cache.release(handles[i]);
+            } catch (Throwable releaseFailure) {
+                if (lifecycle.isOpen()) {
+                    failure.addSuppressed(releaseFailure);
+                }
+            }
+            handles[i] = NO_ENTRY;
+        }
+    }
+}
