@@ -121,41 +121,55 @@ final class ListTable {
      * What an optimistic lookup returns when the version moved under it, or a lock holder was in the
      * bucket: the answer is unknown and the caller asks again under the lock.
      */
-    static final ListEntry RETRY_LOCKED = new ListEntry(new Unowned(), 0, 0, false);
+    static final ListEntry RETRY_LOCKED = newSentinel();
 
     /**
-     * The owner of {@link #RETRY_LOCKED}, the table's own sentinel: it is compared by identity and
-     * never handed out, so nothing here is ever called; each method says so if it is.
+     * A new sentinel entry: an answer compared by identity (such as {@link #RETRY_LOCKED}), never
+     * hashed, listed or handed out. Its owner belongs to no cache and throws an
+     * {@link AssertionError} from every method, so a sentinel that leaked into an entry's protocol
+     * fails at its first use.
      */
+    static ListEntry newSentinel() {
+        return new ListEntry(Unowned.INSTANCE, 0, 0, false);
+    }
+
+    /** The owner of the sentinels ({@link #newSentinel}): no cache; every method throws. */
     private static final class Unowned implements ListEntry.Owner {
+        static final Unowned INSTANCE = new Unowned();
+
+        /** The failure of every method: a sentinel was used as an entry. */
+        private static <T> T refuse() {
+            throw new AssertionError("a sentinel entry has no cache");
+        }
+
         @Override
         public HotCellTable hotCells() {
-            throw new AssertionError("the retry sentinel has no cache");
+            return refuse();
         }
 
         @Override
         public boolean noteContention(ListEntry entry) {
-            throw new AssertionError("the retry sentinel has no cache");
+            return refuse();
         }
 
         @Override
         public IllegalStateException referenceNotHeld(String misuse) {
-            throw new AssertionError("the retry sentinel has no cache");
+            return refuse();
         }
 
         @Override
         public void ensureOpen() {
-            throw new AssertionError("the retry sentinel has no cache");
+            refuse();
         }
 
         @Override
         public void release(ListEntry entry) {
-            throw new AssertionError("the retry sentinel has no cache");
+            refuse();
         }
 
         @Override
         public void releaseReference(ListEntry entry) {
-            throw new AssertionError("the retry sentinel has no cache");
+            refuse();
         }
     }
 
