@@ -1,0 +1,144 @@
+package org.mbcache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.locks.ReentrantLock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.mbcache.internal.HashedWaitQueues;
+import org.mbcache.internal.Lifecycle;
+
+/**
+ * The list layout's reclaim step on its own ({@link ListSweep}), over a real {@link ListLru} and a
+ * one-bucket {@link ListTable}, with the reclaim lock held as a pass holds it: the pass's extent, a
+ * free, a second chance, a held entry kept, a dead entry dropped, and the creates a pass overlaps.
+ */
+class ListSweepTest {
+
+    private final Lifecycle lifecycle = new Lifecycle();
+    private final ListEntryOwner owner = new ListEntryOwner(lifecycle, new HotCellTable(), new HashedWaitQueues(1));
+    private final ListTable table = new ListTable(0, 1L);
+    private final ListLru lru = new ListLru(1, new ReentrantLock());
+    private final ListSweep sweep = new ListSweep(lru, table);
+
+    @BeforeEach
+    void holdTheReclaimLock() {
+        lru.lock.lock();
+    }
+
+    @AfterEach
+    void letTheReclaimLockGo() {
+        lru.lock.unlock();
+    }
+
+    /** A pair created as a create does: hashed, appended, and released by its creator (count 1). */
+    private ListEntry cached(int key, long value) {
+        ListEntry entry = new ListEntry(owner, key, value, true);
+        assertEquals(0, ListWalk.hashUnlessCached(table, 0, entry, Integer.MAX_VALUE, lifecycle));
+        lru.append(entry);
+        entry.releaseReference();
+        return entry;
+    }
+
+    private static int count(ListEntry entry) {
+        return ListEntry.count(entry.lvState());
+    }
+
+    @Test
+    void aPassExtendsOverTheEntriesAppendedBeforeIt() {
+        cached(1, 10);
+        cached(2, 20);
+        cached(3, 30);
+        assertEquals(3, sweep.beginPass());
+        sweep.endPass();
+    }
+
+    @Test
+    void anUnheldUnreferencedEntryIsFreedAndLeavesItsChain() {
+        ListEntry entry = cached(1, 10);
+        sweep.beginPass();
+        assertEquals(ReclaimBooks.Sweep.FREED, sweep.step());
+        sweep.endPass();
+        assertEquals(0, count(entry));
+        assertEquals(0, ListWalk.chainLength(table, 0));
+        assertEquals(0, lru.length());
+    }
+
+    @Test
+    void aReferencedEntryLosesItsFlagAndMovesToTheTail() {
+        ListEntry referenced = cached(1, 10);
+        ListEntry other = cached(2, 20);
+        referenced.setFlag(ListEntry.REFERENCED, true);
+        sweep.beginPass();
+        assertEquals(ReclaimBooks.Sweep.SECOND_CHANCE, sweep.step());
+        sweep.endPass();
+        assertFalse(referenced.hasFlag(ListEntry.REFERENCED));
+        assertEquals(1, count(referenced));
+        assertEquals(2, ListWalk.chainLength(table, 0));
+        assertSame(other, lru.pollOldest());
+        assertSame(referenced, lru.pollOldest());
+    }
+
+    @Test
+    void aHeldEntryIsKeptAndMovesToTheTail() {
+        ListEntry held = cached(1, 10);
+        ListEntry other = cached(2, 20);
+        assertTrue(held.tryAcquire());
+        sweep.beginPass();
+        assertEquals(ReclaimBooks.Sweep.KEPT, sweep.step());
+        sweep.endPass();
+        assertEquals(2, count(held));
+        assertEquals(2, ListWalk.chainLength(table, 0));
+        assertSame(other, lru.pollOldest());
+        assertSame(held, lru.pollOldest());
+    }
+
+    @Test
+    void aHeldReferencedEntryLosesItsFlagToo() {
+        ListEntry held = cached(1, 10);
+        assertTrue(held.tryAcquire());
+        held.setFlag(ListEntry.REFERENCED, true);
+        sweep.beginPass();
+        assertEquals(ReclaimBooks.Sweep.SECOND_CHANCE, sweep.step());
+        sweep.endPass();
+        assertFalse(held.hasFlag(ListEntry.REFERENCED));
+        assertEquals(2, count(held));
+    }
+
+    @Test
+    void aDeadEntryIsDroppedAsEmptyAndForgottenAtTheEndOfThePass() {
+        cached(1, 10);
+        assertSame(ListWalk.DELETED, ListWalk.deleteOrAcquire(table, 0, 1, 10, lifecycle));
+        lru.addDeadEntries(1);
+        sweep.beginPass();
+        assertEquals(ReclaimBooks.Sweep.EMPTY, sweep.step());
+        assertEquals(0, lru.length());
+        assertEquals(1, lru.deadEntriesEstimate());
+        sweep.endPass();
+        assertEquals(0, lru.deadEntriesEstimate());
+    }
+
+    @Test
+    void anEmptyListEndsThePass() {
+        assertEquals(0, sweep.beginPass());
+        assertEquals(ReclaimBooks.Sweep.END, sweep.step());
+        sweep.endPass();
+    }
+
+    @Test
+    void entriesCreatedDuringAPassWaitOnTheirStackBehindIt() {
+        cached(1, 10);
+        sweep.beginPass();
+        ListEntry later = cached(2, 20);
+        assertEquals(ReclaimBooks.Sweep.FREED, sweep.step());
+        assertEquals(ReclaimBooks.Sweep.END, sweep.step());
+        sweep.endPass();
+        assertEquals(1, count(later));
+        assertEquals(1, sweep.beginPass());
+        sweep.endPass();
+    }
+}
