@@ -63,24 +63,7 @@ final class ListWalk {
      */
     static ListEntry find(ListTable table, int bucket, int key, ListEntry after) {
         ListEntry found = table.tryFindReusable(bucket, key, after);
-        return found != ListTable.RETRY_LOCKED ? found : findLocked(table, bucket, key, after);
-    }
-
-    /** {@link #find} under the bucket's bit. */
-    private static ListEntry findLocked(ListTable table, int bucket, int key, ListEntry after) {
-        table.lock(bucket);
-        try {
-            int from = table.length(bucket);
-            if (after != null) {
-                int at = table.indexOfEntry(bucket, after);
-                if (at >= 0) {
-                    from = at;
-                }
-            }
-            return table.findReusable(bucket, key, from);
-        } finally {
-            table.unlock(bucket);
-        }
+        return found != ListTable.RETRY_LOCKED ? found : lookupLocked(table, bucket, key, 0, false, after);
     }
 
     /**
@@ -91,18 +74,29 @@ final class ListWalk {
      */
     static ListEntry get(ListTable table, int bucket, int key, long value) {
         ListEntry found = table.tryGet(bucket, key, value);
-        return found != ListTable.RETRY_LOCKED ? found : getLocked(table, bucket, key, value);
+        return found != ListTable.RETRY_LOCKED ? found : lookupLocked(table, bucket, key, value, true, null);
     }
 
-    /** {@link #get} under the bucket's bit. */
-    private static ListEntry getLocked(ListTable table, int bucket, int key, long value) {
+    /**
+     * {@link #get} ({@code byPair}) or {@link #find} (by key, below {@code after}) under the
+     * bucket's bit, for a lookup whose optimistic read met a writer.
+     */
+    private static ListEntry lookupLocked(ListTable table, int bucket, int key, long value, boolean byPair,
+                                          ListEntry after) {
         table.lock(bucket);
         try {
-            int index = table.indexOf(bucket, key, value);
-            if (index >= 0 && table.entryAt(bucket, index).tryAcquire()) {
-                return table.entryAt(bucket, index);
+            if (byPair) {
+                int index = table.indexOf(bucket, key, value);
+                return index >= 0 && table.entryAt(bucket, index).tryAcquire() ? table.entryAt(bucket, index) : null;
             }
-            return null;
+            int from = table.length(bucket);
+            if (after != null) {
+                int at = table.indexOfEntry(bucket, after);
+                if (at >= 0) {
+                    from = at;
+                }
+            }
+            return table.findReusable(bucket, key, from);
         } finally {
             table.unlock(bucket);
         }
@@ -164,48 +158,46 @@ final class ListWalk {
 
     /**
      * The mainline create ({@link CreateStrategy} without the request list), after allocating: one
-     * critical section checks the chain for the pair and hashes the entry. Throws the closed
-     * cache's exception, hashing nothing, if {@code close()} has begun.
+     * critical section checks the chain for the pair and hashes the entry, reclaiming for the chain
+     * cap. Throws the closed cache's exception, hashing nothing, if {@code close()} has begun.
      *
      * @return {@link #ALREADY_CACHED}, or the chain cap's outcome as {@link #hashNewest}
      */
     static long hashUnlessCached(ListTable table, int bucket, ListEntry entry, int chainCap, Lifecycle lifecycle) {
-        table.lock(bucket);
-        try {
-            if (table.indexOf(bucket, entry.key, entry.value) >= 0) {
-                return ALREADY_CACHED;
-            }
-            if (lifecycle.isClosed()) {
-                throw Lifecycle.closedWhileCreating();
-            }
-            return hashNewest(table, bucket, entry, chainCap);
-        } finally {
-            table.unlock(bucket);
-        }
+        return hashChecked(table, bucket, entry, chainCap, lifecycle, false);
     }
 
     /**
-     * A restore's critical section ({@code MbCache.readSnapshot}): checks the chain and the requests
-     * of concurrent request-list creates for the pair, then the chain cap, and hashes the entry. It
-     * never reclaims: a chain at the cap is {@link #CHAIN_FULL}, so that a restore evicts no pair.
-     * Throws the closed cache's exception, hashing nothing, if {@code close()} has begun.
+     * A restore's critical section ({@code MbCache.readSnapshot}): as {@link #hashUnlessCached}, but
+     * the requests of concurrent request-list creates count as cached too, and it never reclaims: a
+     * chain at the cap is {@link #CHAIN_FULL}, so that a restore evicts no pair.
      *
      * @return {@link #ALREADY_CACHED} (cached or requested), {@link #CHAIN_FULL}, or 0: hashed
      */
     static long restoreUnlessCached(ListTable table, int bucket, ListEntry entry, int chainCap, Lifecycle lifecycle) {
+        return hashChecked(table, bucket, entry, chainCap, lifecycle, true);
+    }
+
+    /**
+     * The critical section of {@link #hashUnlessCached} ({@code restore} false) and
+     * {@link #restoreUnlessCached} ({@code restore} true): the duplicate check, the closed check,
+     * for a restore the cap, and the insertion, under one hold of the bit.
+     */
+    private static long hashChecked(ListTable table, int bucket, ListEntry entry, int chainCap, Lifecycle lifecycle,
+                                    boolean restore) {
         table.lock(bucket);
         try {
-            if (table.hasRequest(bucket, entry.key, entry.value)
+            if ((restore && table.hasRequest(bucket, entry.key, entry.value))
                     || table.indexOf(bucket, entry.key, entry.value) >= 0) {
                 return ALREADY_CACHED;
             }
             if (lifecycle.isClosed()) {
                 throw Lifecycle.closedWhileCreating();
             }
-            if (table.length(bucket) >= chainCap) {
+            if (restore && table.length(bucket) >= chainCap) {
                 return CHAIN_FULL;
             }
-            return hashNewest(table, bucket, entry, chainCap); // 0: below the cap, nothing reclaimed
+            return hashNewest(table, bucket, entry, chainCap); // for a restore 0: below the cap, nothing reclaimed
         } finally {
             table.unlock(bucket);
         }

@@ -37,22 +37,23 @@ class ListEntryOwnerTest {
         return ListEntry.count(entry.lvState());
     }
 
-    @Test
-    void aReleaseThatLeavesAWaitedForEntryUnusedClearsTheWaitersBit() {
-        ListEntry entry = held(1, 2);
+    /** An entry of {@code callers} callers and a waiter's bit, after the owner released one of them. */
+    private ListEntry releasedWhileWaitedFor(int callers) {
+        ListEntry entry = held(1, callers);
         assertTrue(entry.markWaitingUnlessUnused());
         owner.releaseReference(entry);
-        assertEquals(2, count(entry));
-        assertFalse(entry.hasFlag(ListEntry.WAITERS));
+        assertEquals(callers, count(entry));
+        return entry;
+    }
+
+    @Test
+    void aReleaseThatLeavesAWaitedForEntryUnusedClearsTheWaitersBit() {
+        assertFalse(releasedWhileWaitedFor(2).hasFlag(ListEntry.WAITERS));
     }
 
     @Test
     void aReleaseThatLeavesTheEntryStillInUseKeepsTheWaitersBit() {
-        ListEntry entry = held(1, 3);
-        assertTrue(entry.markWaitingUnlessUnused());
-        owner.releaseReference(entry);
-        assertEquals(3, count(entry));
-        assertTrue(entry.hasFlag(ListEntry.WAITERS));
+        assertTrue(releasedWhileWaitedFor(3).hasFlag(ListEntry.WAITERS));
     }
 
     @Test

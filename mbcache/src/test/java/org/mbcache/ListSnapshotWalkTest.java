@@ -38,6 +38,8 @@ class ListSnapshotWalkTest {
     private final ListLru lru = new ListLru(1, new ReentrantLock());
     private final ListSnapshotWalk walk = new ListSnapshotWalk(lru, lifecycle);
     private final ExecutorService others = Executors.newFixedThreadPool(2);
+    /** Lets the walk of {@link #blockedWalk} go on. */
+    private final CountDownLatch go = new CountDownLatch(1);
 
     @AfterEach
     void stopOtherThreads() {
@@ -65,24 +67,44 @@ class ListSnapshotWalkTest {
         return out.toByteArray();
     }
 
-    /** A stream that blocks its first write until {@code go} opens, having opened {@code writing}. */
-    private static OutputStream blockingStream(CountDownLatch writing, CountDownLatch go) {
+    /** A stream that keeps nothing and runs {@code onWrite} at each of its writes. */
+    private static OutputStream onEachWrite(Runnable onWrite) {
         return new OutputStream() {
             @Override
-            public void write(int b) throws IOException {
-                write(new byte[] {(byte) b}, 0, 1);
+            public void write(int b) {
+                onWrite.run();
             }
 
             @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                writing.countDown();
-                try {
-                    go.await();
-                } catch (InterruptedException e) {
-                    throw new InterruptedIOException();
-                }
+            public void write(byte[] b, int off, int len) {
+                onWrite.run();
             }
         };
+    }
+
+    /** A stream whose writes wait until {@code go} opens, each having opened {@code writing}. */
+    private static OutputStream blockingStream(CountDownLatch writing, CountDownLatch go) {
+        return onEachWrite(() -> {
+            writing.countDown();
+            try {
+                go.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while blocked in a write", e);
+            }
+        });
+    }
+
+    /**
+     * Starts a walk of one pair on another thread, and returns once that walk is blocked in its
+     * stream's first write, holding the walk, until {@link #go} opens.
+     */
+    private Future<Long> blockedWalk() throws InterruptedException {
+        listed(1);
+        CountDownLatch writing = new CountDownLatch(1);
+        Future<Long> first = others.submit(() -> walk.write(blockingStream(writing, go)));
+        assertTrue(writing.await(10, TimeUnit.SECONDS));
+        return first;
     }
 
     @Test
@@ -116,17 +138,7 @@ class ListSnapshotWalkTest {
     void theStreamIsWrittenWithTheLruLockLetGo() throws IOException {
         listed(1);
         boolean[] lockedWhileWriting = {false};
-        walk.write(new OutputStream() {
-            @Override
-            public void write(int b) {
-                lockedWhileWriting[0] |= lru.lock.isLocked();
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) {
-                lockedWhileWriting[0] |= lru.lock.isLocked();
-            }
-        });
+        walk.write(onEachWrite(() -> lockedWhileWriting[0] |= lru.lock.isLocked()));
         assertFalse(lockedWhileWriting[0]);
     }
 
@@ -134,19 +146,11 @@ class ListSnapshotWalkTest {
     void aWalkStartedFromTheStreamOfAnotherIsRefused() throws IOException {
         listed(1);
         Throwable[] nested = {null};
-        walk.write(new OutputStream() {
-            @Override
-            public void write(int b) {
-                write(new byte[] {(byte) b}, 0, 1);
+        walk.write(onEachWrite(() -> {
+            if (nested[0] == null) {
+                nested[0] = assertThrows(Throwable.class, () -> walk.write(new ByteArrayOutputStream()));
             }
-
-            @Override
-            public void write(byte[] b, int off, int len) {
-                if (nested[0] == null) {
-                    nested[0] = assertThrows(Throwable.class, () -> walk.write(new ByteArrayOutputStream()));
-                }
-            }
-        });
+        }));
         assertInstanceOf(IllegalStateException.class, nested[0]);
     }
 
@@ -161,11 +165,7 @@ class ListSnapshotWalkTest {
 
     @Test
     void aWalkWaitingForAnotherStopsWhenTheCacheCloses() throws Exception {
-        listed(1);
-        CountDownLatch writing = new CountDownLatch(1);
-        CountDownLatch go = new CountDownLatch(1);
-        Future<Long> first = others.submit(() -> walk.write(blockingStream(writing, go)));
-        assertTrue(writing.await(10, TimeUnit.SECONDS));
+        Future<Long> first = blockedWalk();
         Future<Long> second = others.submit(() -> walk.write(new ByteArrayOutputStream()));
         Thread.sleep(2 * ListSnapshotWalk.SNAPSHOT_WAIT_POLL_MS);
         assertFalse(second.isDone());
@@ -178,11 +178,7 @@ class ListSnapshotWalkTest {
 
     @Test
     void anInterruptedWaitIsAnInterruptedIOExceptionWithTheInterruptStatusSetAgain() throws Exception {
-        listed(1);
-        CountDownLatch writing = new CountDownLatch(1);
-        CountDownLatch go = new CountDownLatch(1);
-        Future<Long> first = others.submit(() -> walk.write(blockingStream(writing, go)));
-        assertTrue(writing.await(10, TimeUnit.SECONDS));
+        Future<Long> first = blockedWalk();
         Thread.currentThread().interrupt();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try {

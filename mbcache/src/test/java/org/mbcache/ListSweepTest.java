@@ -48,6 +48,21 @@ class ListSweepTest {
         return ListEntry.count(entry.lvState());
     }
 
+    /** One pass that takes one step; what the step did. */
+    private int onePassOfOneStep() {
+        sweep.beginPass();
+        int outcome = sweep.step();
+        sweep.endPass();
+        return outcome;
+    }
+
+    /** Asserts that {@code moved} stayed in its chain and went to the list's tail, behind {@code other}. */
+    private void assertMovedBehind(ListEntry other, ListEntry moved) {
+        assertEquals(2, ListWalk.chainLength(table, 0));
+        assertSame(other, lru.pollOldest());
+        assertSame(moved, lru.pollOldest());
+    }
+
     @Test
     void aPassExtendsOverTheEntriesAppendedBeforeIt() {
         cached(1, 10);
@@ -60,9 +75,7 @@ class ListSweepTest {
     @Test
     void anUnheldUnreferencedEntryIsFreedAndLeavesItsChain() {
         ListEntry entry = cached(1, 10);
-        sweep.beginPass();
-        assertEquals(ReclaimBooks.Sweep.FREED, sweep.step());
-        sweep.endPass();
+        assertEquals(ReclaimBooks.Sweep.FREED, onePassOfOneStep());
         assertEquals(0, count(entry));
         assertEquals(0, ListWalk.chainLength(table, 0));
         assertEquals(0, lru.length());
@@ -73,14 +86,10 @@ class ListSweepTest {
         ListEntry referenced = cached(1, 10);
         ListEntry other = cached(2, 20);
         referenced.setFlag(ListEntry.REFERENCED, true);
-        sweep.beginPass();
-        assertEquals(ReclaimBooks.Sweep.SECOND_CHANCE, sweep.step());
-        sweep.endPass();
+        assertEquals(ReclaimBooks.Sweep.SECOND_CHANCE, onePassOfOneStep());
         assertFalse(referenced.hasFlag(ListEntry.REFERENCED));
         assertEquals(1, count(referenced));
-        assertEquals(2, ListWalk.chainLength(table, 0));
-        assertSame(other, lru.pollOldest());
-        assertSame(referenced, lru.pollOldest());
+        assertMovedBehind(other, referenced);
     }
 
     @Test
@@ -88,13 +97,9 @@ class ListSweepTest {
         ListEntry held = cached(1, 10);
         ListEntry other = cached(2, 20);
         assertTrue(held.tryAcquire());
-        sweep.beginPass();
-        assertEquals(ReclaimBooks.Sweep.KEPT, sweep.step());
-        sweep.endPass();
+        assertEquals(ReclaimBooks.Sweep.KEPT, onePassOfOneStep());
         assertEquals(2, count(held));
-        assertEquals(2, ListWalk.chainLength(table, 0));
-        assertSame(other, lru.pollOldest());
-        assertSame(held, lru.pollOldest());
+        assertMovedBehind(other, held);
     }
 
     @Test
@@ -102,9 +107,7 @@ class ListSweepTest {
         ListEntry held = cached(1, 10);
         assertTrue(held.tryAcquire());
         held.setFlag(ListEntry.REFERENCED, true);
-        sweep.beginPass();
-        assertEquals(ReclaimBooks.Sweep.SECOND_CHANCE, sweep.step());
-        sweep.endPass();
+        assertEquals(ReclaimBooks.Sweep.SECOND_CHANCE, onePassOfOneStep());
         assertFalse(held.hasFlag(ListEntry.REFERENCED));
         assertEquals(2, count(held));
     }
