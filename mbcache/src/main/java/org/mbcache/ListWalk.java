@@ -21,9 +21,10 @@ import org.mbcache.internal.Lifecycle;
  * chain, and leaves it, only under the bit.
  *
  * <p>The reference-count side: only a claim (a CAS of the count from 1, the cache's own
- * reference, to 0) takes an entry out of its chain, and every claim here runs under the entry's
- * bucket bit and unhashes the entry before the bit is let go. So an entry found in its chain under
- * the bit has a count above zero, and nobody else can find it dead there.
+ * reference, to 0: {@link #deleteOrAcquire}, the chain cap, a reclaim pass) or {@code close()}'s
+ * kill takes an entry out of its chain, and each runs under the entry's bucket bit and unhashes the
+ * entry before the bit is let go. So an entry found in its chain under the bit has a count above
+ * zero, and nobody else can find it dead there.
  *
  * <h2>Memory order</h2>
  * This class chooses no access mode of its own. The chain arrays and the request list are plain
@@ -35,12 +36,13 @@ import org.mbcache.internal.Lifecycle;
  * the unlock that follows its insertion, after its constructor ran.
  *
  * <h2>Failure atomicity</h2>
- * Every critical section here allocates (a grown chain or request array) before it changes
- * anything, so an {@link OutOfMemoryError} leaves the bucket as it was; {@code unlock} is one load
- * and one store.
+ * A critical section here that allocates (a grown chain or request array) does so before it
+ * changes anything, so an {@link OutOfMemoryError} leaves the bucket as it was; {@code unlock} is
+ * one load and one store.
  */
 final class ListWalk {
 
+    /** Static methods only. */
     private ListWalk() {}
 
     /** What {@link #hashUnlessCached} and {@link #restoreUnlessCached} answer for a pair already cached. */
@@ -157,9 +159,10 @@ final class ListWalk {
     }
 
     /**
-     * The mainline create ({@link CreateStrategy} without the request list), after allocating: one
-     * critical section checks the chain for the pair and hashes the entry, reclaiming for the chain
-     * cap. Throws the closed cache's exception, hashing nothing, if {@code close()} has begun.
+     * The critical section of a {@link CreateStrategy#ALLOCATE_FIRST} create (mainline
+     * {@code mb_cache_entry_create}), after allocating: checks the chain for the pair and hashes the
+     * entry, reclaiming for the chain cap. Throws the closed cache's exception, hashing nothing, if
+     * {@code close()} has begun.
      *
      * @return {@link #ALREADY_CACHED}, or the chain cap's outcome as {@link #hashNewest}
      */

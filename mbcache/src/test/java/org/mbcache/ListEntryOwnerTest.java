@@ -33,6 +33,7 @@ class ListEntryOwnerTest {
         return entry;
     }
 
+    /** The entry's reference count (cold entries: every reference is in the word). */
     private static int count(ListEntry entry) {
         return ListEntry.count(entry.lvState());
     }
@@ -75,7 +76,8 @@ class ListEntryOwnerTest {
     void anOverReleaseNamesTheMisuseWhileTheCacheIsOpen() {
         ListEntry entry = held(1, 0);
         IllegalStateException refused = assertThrows(IllegalStateException.class, () -> owner.releaseReference(entry));
-        assertTrue(refused.getMessage().startsWith("entry released more often than it was handed out"), refused.getMessage());
+        String message = refused.getMessage();
+        assertTrue(message.startsWith("entry released more often than it was handed out"), message);
         assertEquals(1, count(entry));
     }
 

@@ -41,6 +41,7 @@ class ListSnapshotWalkTest {
     /** Lets the walk of {@link #blockedWalk} go on. */
     private final CountDownLatch go = new CountDownLatch(1);
 
+    /** Stops the threads the waiting tests run walks on. */
     @AfterEach
     void stopOtherThreads() {
         others.shutdownNow();
@@ -61,6 +62,7 @@ class ListSnapshotWalkTest {
         return keys;
     }
 
+    /** A whole snapshot written by the walk under test. */
     private byte[] snapshot() throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         walk.write(out);

@@ -25,11 +25,13 @@ class ListSweepTest {
     private final ListLru lru = new ListLru(1, new ReentrantLock());
     private final ListSweep sweep = new ListSweep(lru, table);
 
+    /** Holds the reclaim lock (the LRU list's), as a pass does. */
     @BeforeEach
     void holdTheReclaimLock() {
         lru.lock.lock();
     }
 
+    /** Lets the reclaim lock go. */
     @AfterEach
     void letTheReclaimLockGo() {
         lru.lock.unlock();
@@ -44,6 +46,7 @@ class ListSweepTest {
         return entry;
     }
 
+    /** The entry's reference count (cold entries: every reference is in the word). */
     private static int count(ListEntry entry) {
         return ListEntry.count(entry.lvState());
     }

@@ -31,6 +31,7 @@ class ListWalkTest {
     private final ListTable table = new ListTable(0, 1L);
     private final ExecutorService other = Executors.newSingleThreadExecutor();
 
+    /** Stops the thread {@link #underWriter} runs walks on. */
     @AfterEach
     void stopOtherThread() {
         other.shutdownNow();
@@ -49,10 +50,12 @@ class ListWalkTest {
         return entry;
     }
 
+    /** The entry's reference count (cold entries: every reference is in the word). */
     private static int count(ListEntry entry) {
         return ListEntry.count(entry.lvState());
     }
 
+    /** Whether bucket 0 holds a request for the pair, read under its bit. */
     private boolean requested(int key, long value) {
         table.lock(0);
         try {
@@ -109,7 +112,8 @@ class ListWalkTest {
     @Test
     void aClosedCacheRefusesTheMainlineCreateAndHashesNothing() {
         lifecycle.beginClose();
-        assertThrows(IllegalStateException.class, () -> ListWalk.hashUnlessCached(table, 0, fresh(1, 10), CAP, lifecycle));
+        ListEntry entry = fresh(1, 10);
+        assertThrows(IllegalStateException.class, () -> ListWalk.hashUnlessCached(table, 0, entry, CAP, lifecycle));
         assertEquals(0, ListWalk.chainLength(table, 0));
     }
 
