@@ -121,12 +121,19 @@ final class ListTable {
     static final ListEntry RETRY_LOCKED = newSentinel();
 
     /**
-     * A new sentinel entry: an answer compared by identity (such as {@link #RETRY_LOCKED}), never
-     * hashed, listed or handed out. Its owner belongs to no cache and throws an
+     * What {@link ListWalk#deleteOrAcquire} answers when it removed the pair. Here and not in
+     * {@code ListWalk}, so that it is made when the first table is, before any operation: a static
+     * initializer that a cache's first operation ran could fail there and leave its class unusable.
+     */
+    static final ListEntry DELETED = newSentinel();
+
+    /**
+     * A new sentinel entry: an answer compared by identity ({@link #RETRY_LOCKED}, {@link #DELETED}),
+     * never hashed, listed or handed out. Its owner belongs to no cache and throws an
      * {@link AssertionError} from every method, so a sentinel that leaked into an entry's protocol
      * fails at its first use.
      */
-    static ListEntry newSentinel() {
+    private static ListEntry newSentinel() {
         return new ListEntry(Unowned.INSTANCE, 0, 0, false);
     }
 

@@ -35,6 +35,11 @@ import org.mbcache.internal.Lifecycle;
  * the bit is held, because releases and flag updates run outside it. A new entry is published by
  * the unlock that follows its insertion, after its constructor ran.
  *
+ * <h2>Class initialization</h2>
+ * No static state beyond constants: the class has no static initializer, so its first use (a
+ * cache's first operation) cannot fail in one and leave it unusable for the life of the JVM; the
+ * sentinel answer {@link ListTable#DELETED} is made with the table's class, when a cache is built.
+ *
  * <h2>Failure atomicity</h2>
  * A critical section here that allocates (a grown chain or request array) does so before it
  * changes anything, so an {@link OutOfMemoryError} leaves the bucket as it was; {@code unlock} is
@@ -49,11 +54,6 @@ final class ListWalk {
     static final long ALREADY_CACHED = -1;
     /** What {@link #restoreUnlessCached} answers for a chain at the cap: nothing created. */
     static final long CHAIN_FULL = -2;
-    /**
-     * What {@link #deleteOrAcquire} answers when it removed the pair. Compared by identity, never
-     * handed out.
-     */
-    static final ListEntry DELETED = ListTable.newSentinel();
 
     /**
      * Kernel {@code __entry_find}: the newest reusable live entry with {@code key} in bucket
@@ -230,12 +230,13 @@ final class ListWalk {
     /**
      * The critical section of kernel {@code mb_cache_entry_delete_or_get} (the 2022 fix of the
      * journal-corruption race): removes the pair from bucket {@code bucket} if nobody but the cache
-     * holds it ({@link #DELETED}: the caller counts it and leaves it dead on the LRU list), else
-     * takes a reference for the caller (the entry). The kernel takes a reference as {@code get} does
-     * and claims with a CAS of the count from 2 to 0; this claims with one CAS from 1 to 0, the same
-     * decision without the reference taken and given back. The entry is unhashed under the bit, so
-     * no other thread finds it dead in its chain. A miss ({@code null}) is checked against a racing
-     * close under the bit ({@link Lifecycle#missUnlessClosed}), and then the only way this throws.
+     * holds it ({@link ListTable#DELETED}: the caller counts it and leaves it dead on the LRU list),
+     * else takes a reference for the caller (the entry). The kernel takes a reference as
+     * {@code get} does and claims with a CAS of the count from 2 to 0; this claims with one CAS from
+     * 1 to 0, the same decision without the reference taken and given back. The entry is unhashed
+     * under the bit, so no other thread finds it dead in its chain. A miss ({@code null}) is checked
+     * against a racing close under the bit ({@link Lifecycle#missUnlessClosed}), and then the only
+     * way this throws.
      */
     static ListEntry deleteOrAcquire(ListTable table, int bucket, int key, long value, Lifecycle lifecycle) {
         table.lock(bucket);
@@ -256,7 +257,7 @@ final class ListWalk {
                 return null;
             }
             table.removeAt(bucket, index);
-            return DELETED;
+            return ListTable.DELETED;
         } finally {
             table.unlock(bucket);
         }

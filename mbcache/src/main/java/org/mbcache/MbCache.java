@@ -527,7 +527,7 @@ public final class MbCache implements DedupCache {
     public CacheEntry deleteOrGet(int key, long value) {
         ensureOpen();
         ListEntry outcome = ListWalk.deleteOrAcquire(buckets, buckets.bucketOf(key), key, value, lifecycle);
-        if (outcome != ListWalk.DELETED) {
+        if (outcome != ListTable.DELETED) {
             return outcome;
         }
         entryCount.add(-1);

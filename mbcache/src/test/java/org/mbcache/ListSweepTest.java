@@ -118,7 +118,7 @@ class ListSweepTest {
     @Test
     void aDeadEntryIsDroppedAsEmptyAndForgottenAtTheEndOfThePass() {
         cached(1, 10);
-        assertSame(ListWalk.DELETED, ListWalk.deleteOrAcquire(table, 0, 1, 10, lifecycle));
+        assertSame(ListTable.DELETED, ListWalk.deleteOrAcquire(table, 0, 1, 10, lifecycle));
         lru.addDeadEntries(1);
         sweep.beginPass();
         assertEquals(ReclaimBooks.Sweep.EMPTY, sweep.step());

@@ -213,7 +213,7 @@ class ListWalkTest {
         cached(1, 10);
         ListEntry gone = cached(1, 11);
         ListEntry newest = cached(1, 12);
-        assertSame(ListWalk.DELETED, ListWalk.deleteOrAcquire(table, 0, 1, 11, lifecycle));
+        assertSame(ListTable.DELETED, ListWalk.deleteOrAcquire(table, 0, 1, 11, lifecycle));
         assertSame(newest, underWriter(() -> ListWalk.find(table, 0, 1, gone), () -> {}));
     }
 
@@ -258,7 +258,7 @@ class ListWalkTest {
     @Test
     void anUnheldPairIsDeletedAndLeavesItsChain() {
         ListEntry entry = cached(1, 10);
-        assertSame(ListWalk.DELETED, ListWalk.deleteOrAcquire(table, 0, 1, 10, lifecycle));
+        assertSame(ListTable.DELETED, ListWalk.deleteOrAcquire(table, 0, 1, 10, lifecycle));
         assertEquals(0, count(entry));
         assertEquals(0, ListWalk.chainLength(table, 0));
     }
