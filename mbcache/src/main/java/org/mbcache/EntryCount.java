@@ -43,16 +43,16 @@ import org.mbcache.internal.StripedStatistics;
  * keeps the slack within {@code maxEntries / 16}; it is 1 only for caches below
  * {@code 32 * stripes} entries (512 on a machine of two processors, 4,096 on one of 16), whose
  * estimate is then exact and written by every add. The slack is a worst case over every stripe:
- * with {@code T} threads writing, the estimate is off by less than {@code T * batch}. (It was
- * {@code maxEntries / 256}, which made the batch 1, and the estimate a word written by every
- * create, for ext4's 16,384 entries on 8 or more processors: the machines striping is for.)
+ * with {@code T} threads writing, the estimate is off by less than {@code T * batch}. (A tighter
+ * bound on the slack would make the batch 1, and the estimate a word written by every create, for
+ * caches of ext4's size on the machines with many processors that striping is for.)
  * A create compares the estimate with its thresholds ({@link #decides}); where the slack leaves
  * the background pass's threshold open, it corrects the estimate by its own thread's cells
  * ({@link #estimateSeenByThisThread}: exact for a single creating thread, since reclaim passes
  * count their frees with {@link #addExactly}), and only near the synchronous threshold, whose
  * promise about {@code size()} needs the exact count, does it take a snapshot. (A snapshot for
- * every create near the bound was tried: a benchmark whose count hovered just below the bound
- * took one on nearly every create, and a refused duplicate cost twice as much.)
+ * every create near the bound would read every stripe twice on nearly every create of a cache
+ * whose count hovers just below the bound.)
  *
  * <h2>Memory ordering</h2>
  * Every access to a cell, {@code central}, {@code collectors} or the estimate is a volatile-mode

@@ -10,9 +10,10 @@ import org.mbcache.internal.StripedStatistics;
  * ({@code c_list_lock}) and the lock-free append stacks that keep creates off that lock.
  *
  * <p><b>Append stacks.</b> The kernel appends under the list lock; taken by every create, that lock
- * made creates 15 times slower at two threads in this project's measurements. Here a create pushes
- * its entry onto one of several Treiber stacks, linked through {@code lruNext}, newest on top; the
- * creating thread's id picks the stack, so creates on different cores seldom write the same line.
+ * would queue all creates behind one another and move its line between cores on each. Here a
+ * create pushes its entry onto one of several Treiber stacks, linked through {@code lruNext},
+ * newest on top; the creating thread's id picks the stack, so creates on different cores seldom
+ * write the same line.
  * A push first links the entry to the current top with a plain store, then swings the top to it with
  * a CAS (volatile): the link is in place before the entry is reachable, so there is no moment at
  * which a drainer could find a half-pushed entry, and no asynchronous error between two steps can

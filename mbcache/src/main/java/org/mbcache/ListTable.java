@@ -48,22 +48,20 @@ import java.util.Arrays;
  * <h2>The key filter</h2>
  * The upper 32 bits of the head word have bit {@link #filterBit}{@code (key)} set for every key in
  * the chain (a Bloom filter with one hash function): a lookup whose bit is clear is a miss after one
- * load, without reading the chain, where it used to read four cache lines. The bit is the top five
- * bits of the key's fingerprint, so it is as unpredictable to an attacker as the bucket, and a
- * rebuild reads it off the fingerprints without hashing anything. Only the lock holder changes the
- * filter: a create sets its key's bit, and removals leave theirs until more than a quarter of the
- * chain's length has left since the last rebuild (so an emptied chain has an empty filter); then
- * {@link #refilter} rebuilds it from the fingerprints left. A rebuild reads the whole chain, so it
- * is paid once per several removals.
+ * load, without reading the chain. The bit is the top five bits of the key's fingerprint, so it is
+ * as unpredictable to an attacker as the bucket, and a rebuild reads it off the fingerprints
+ * without hashing anything. Only the lock holder changes the filter: a create sets its key's bit,
+ * and removals leave theirs until more than a quarter of the chain's length has left since the
+ * last rebuild (so an emptied chain has an empty filter); then {@link #refilter} rebuilds it from
+ * the fingerprints left. A rebuild reads the whole chain, so it is paid once per several removals.
  * {@link #unlock} publishes the filter with the new version. So the filter in an even head word
  * covers the chain of that version: it may claim a key that is not there (one lookup in eight at 4
  * distinct keys a bucket, two in five at 16, a little more with stale bits), never lacks one that
  * is. A miss it answers would need no validation (version and filter come from one atomic load),
  * but it is validated anyway, with the wide filter's (below).
  *
- * <p>Two in five was too many: at the design load of 16 keys a bucket, a miss that reads the chain
- * costs a cache miss or two, and those walks were four fifths of a miss's time (26 ns against 5.5
- * with the walks skipped, measured at 65,536 pairs). So a second, wide filter of 64 bits per bucket
+ * <p>Two in five is too many: at the design load of 16 keys a bucket, a miss that reads the chain
+ * costs a cache miss or two, most of a miss's time. So a second, wide filter of 64 bits per bucket
  * ({@code wideFilters[b]}, two bits a key, {@link #wideFilterBits}: one picked by the six
  * fingerprint bits below the head filter's five, so it is independent of the head bit, the other
  * by the lowest five) is kept the same way, and a lookup that the head filter lets through asks it
@@ -75,12 +73,11 @@ import java.util.Arrays;
  * fence of {@link #lock}) and before the even one (the release of {@link #unlock}). A lookup asks
  * both filters and validates whatever the head filter says, and combines the answers without a
  * branch on either: a branch that goes one way four times in ten is mispredicted about as often,
- * and the misprediction discards the loads of the lookups after it (misses 18-20 ns before this,
- * 14-15 after, measured alternately). Eight bytes a bucket: half a byte an entry at 16 a bucket,
- * paid for by counting creates and deletes per thread instead of in a bucket's request array (16
- * bytes a bucket there). It has an array of its own rather than a slot beside the head word: a
- * copy with the two words interleaved (one line for both) measured the same, and one array of 2^31
- * longs for {@code bucketBits} 30 is more than a Java array can hold.
+ * and the misprediction discards the loads of the lookups after it. Eight bytes a bucket: half a
+ * byte an entry at 16 a bucket. It has an array of its own rather than a slot beside the head
+ * word: interleaved, the two words would share a line, which saves little where the wide word's
+ * load overlaps the others anyway, and one array of 2^31 longs for {@code bucketBits} 30 is more
+ * than a Java array can hold.
  *
  * <h2>The keyed index and the lock word</h2>
  * A key's bucket is {@link KeyedIndex}'s; the head word is a {@link BucketLockWord}, whose class
@@ -121,41 +118,62 @@ final class ListTable {
      * What an optimistic lookup returns when the version moved under it, or a lock holder was in the
      * bucket: the answer is unknown and the caller asks again under the lock.
      */
-    static final ListEntry RETRY_LOCKED = new ListEntry(new Unowned(), 0, 0, false);
+    static final ListEntry RETRY_LOCKED = newSentinel();
 
     /**
-     * The owner of {@link #RETRY_LOCKED}, the table's own sentinel: it is compared by identity and
-     * never handed out, so nothing here is ever called; each method says so if it is.
+     * What {@link ListWalk#deleteOrAcquire} answers when it removed the pair. Here and not in
+     * {@code ListWalk}, so that it is made when the first table is, before any operation: a static
+     * initializer that a cache's first operation ran could fail there and leave its class unusable.
      */
+    static final ListEntry DELETED = newSentinel();
+
+    /**
+     * A new sentinel entry: an answer compared by identity ({@link #RETRY_LOCKED}, {@link #DELETED}),
+     * never hashed, listed or handed out. Its owner belongs to no cache and throws an
+     * {@link AssertionError} from every method, so a sentinel that leaked into an entry's protocol
+     * fails at its first use.
+     */
+    private static ListEntry newSentinel() {
+        return new ListEntry(Unowned.INSTANCE, 0, 0, false);
+    }
+
+    /** The owner of the sentinels ({@link #newSentinel}): no cache; every method throws. */
     private static final class Unowned implements ListEntry.Owner {
+        static final Unowned INSTANCE = new Unowned();
+
+        /** The failure of every method: a sentinel was used as an entry. */
+        private static <T> T refuse() {
+            throw new AssertionError("a sentinel entry has no cache");
+        }
+
         @Override
         public HotCellTable hotCells() {
-            throw new AssertionError("the retry sentinel has no cache");
+            return refuse();
         }
 
         @Override
         public boolean noteContention(ListEntry entry) {
-            throw new AssertionError("the retry sentinel has no cache");
+            return refuse();
         }
 
         @Override
         public IllegalStateException referenceNotHeld(String misuse) {
-            throw new AssertionError("the retry sentinel has no cache");
+            return refuse();
         }
 
         @Override
         public void ensureOpen() {
-            throw new AssertionError("the retry sentinel has no cache");
+            refuse();
         }
 
         @Override
         public void release(ListEntry entry) {
-            throw new AssertionError("the retry sentinel has no cache");
+            refuse();
         }
 
         @Override
         public void releaseReference(ListEntry entry) {
-            throw new AssertionError("the retry sentinel has no cache");
+            refuse();
         }
     }
 
@@ -633,8 +651,7 @@ final class ListTable {
      * referenced entry met on the way has its flag cleared and is passed over once; only when no
      * unreferenced unheld entry is left does the oldest unheld one go regardless. Held entries are
      * never touched, so when this returns the chain is longer than the cap only by entries somebody
-     * holds. At most two
-     * walks of the chain. Lock held; no allocation.
+     * holds. At most two walks of the chain. Lock held; no allocation.
      *
      * @return the entries claimed; the caller takes them off the entry count and the LRU list
      */

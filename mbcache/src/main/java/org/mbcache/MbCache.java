@@ -267,16 +267,16 @@ public final class MbCache extends KernelPortCache {
         ListEntry entry;
         long capOutcome;
         if (createStrategy == CreateStrategy.REQUEST_LIST) {
-            if (!requestPair(bucket, key, value)) {
+            if (!ListWalk.requestPair(buckets, bucket, key, value)) {
                 statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
                 return false;
             }
             entry = allocateRequested(bucket, key, value, reusable);
-            capOutcome = hashRequested(bucket, entry);
+            capOutcome = ListWalk.hashRequested(buckets, bucket, entry, chainCap, lifecycle);
         } else {
             entry = new ListEntry(entryOwner, key, value, reusable);
-            capOutcome = hashUnlessCached(bucket, entry);
-            if (capOutcome == ALREADY_CACHED) {
+            capOutcome = ListWalk.hashUnlessCached(buckets, bucket, entry, chainCap, lifecycle);
+            if (capOutcome == ListWalk.ALREADY_CACHED) {
                 statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
                 return false;
             }
@@ -311,38 +311,6 @@ public final class MbCache extends KernelPortCache {
         }
     }
 
-    /**
-     * Steps 1-2 of the request-list create (contract section 5): {@code false} if the pair is cached
-     * or requested (a duplicate), else the pair is now requested. A pair that an optimistic read
-     * finds in its chain is refused there, without the bucket bit: the create linearizes at that
-     * validated read, where the pair was cached. So a refused duplicate writes no line another
-     * thread writes, but for its own stripe of the refusal count. A pair the read found absent is
-     * not looked for in the chain again under the bit if the bit was taken from the version the
-     * read validated: then no critical section ran in between, and the chain is the one read. (The
-     * request list, which the read does not see, is always checked.) That spares a new create one
-     * scan of its chain, which counts where a flood keeps the chain at its cap. The version repeats
-     * after 2^31 critical sections of the bucket: a create stalled across exactly that many, one of
-     * which inserted its pair, would insert the pair twice (the contract, section 5, says why that
-     * bound is accepted).
-     */
-    private boolean requestPair(int bucket, int key, long value) {
-        long versionWithout = buckets.versionWithout(bucket, key, value);
-        if (versionWithout == ListTable.CONTAINED) {
-            return false;
-        }
-        long lockedAt = buckets.lock(bucket);
-        try {
-            if (buckets.hasRequest(bucket, key, value)
-                    || (lockedAt != versionWithout && buckets.indexOf(bucket, key, value) >= 0)) {
-                return false;
-            }
-            buckets.addRequest(bucket, key, value);
-        } finally {
-            buckets.unlock(bucket);
-        }
-        return true;
-    }
-
     /** Step 3: the requested pair's entry, allocated outside the bit; the request withdrawn if that fails. */
     private ListEntry allocateRequested(int bucket, int key, long value, boolean reusable) {
         try {
@@ -352,68 +320,6 @@ public final class MbCache extends KernelPortCache {
             throw allocationFailure;
         }
     }
-
-    /**
-     * Step 4: one critical section swaps the request for the entry, so no twin can slip in between.
-     *
-     * @return the chain cap's outcome, as {@link #hashNewest}
-     */
-    private long hashRequested(int bucket, ListEntry entry) {
-        buckets.lock(bucket);
-        try {
-            boolean requested = buckets.removeRequest(bucket, entry.key, entry.value);
-            if (!requested || lifecycle.isClosed()) {
-                throw Lifecycle.closedWhileCreating(); // close() dropped the request with the chain, or will
-            }
-            return hashNewest(bucket, entry);
-        } finally {
-            buckets.unlock(bucket);
-        }
-    }
-
-    /** What {@link #hashUnlessCached} answers for a pair already in its chain. */
-    private static final long ALREADY_CACHED = -1;
-
-    /**
-     * Mainline create, after allocating: one critical section checks and hashes.
-     *
-     * @return {@link #ALREADY_CACHED}, or the chain cap's outcome as {@link #hashNewest}
-     */
-    private long hashUnlessCached(int bucket, ListEntry entry) {
-        buckets.lock(bucket);
-        try {
-            if (buckets.indexOf(bucket, entry.key, entry.value) >= 0) {
-                return ALREADY_CACHED;
-            }
-            if (lifecycle.isClosed()) {
-                throw Lifecycle.closedWhileCreating();
-            }
-            return hashNewest(bucket, entry);
-        } finally {
-            buckets.unlock(bucket);
-        }
-    }
-
-    /**
-     * Hashes a new entry at the head of its chain, first reclaiming for the chain cap. Bucket bit
-     * held. Allocates (a grown chain) before it changes anything.
-     *
-     * @return 0 if the chain was below the cap; else the length the create found in the upper 32
-     *     bits and the entries the cap reclaimed in the lower (for {@link #publishCreated})
-     */
-    private long hashNewest(int bucket, ListEntry entry) {
-        buckets.ensureRoom(bucket);
-        int length = buckets.length(bucket);
-        long capOutcome = 0;
-        if (length >= chainCap) {
-            capOutcome = ((long) length << 32) | buckets.reclaimForRoom(bucket, chainCap);
-        }
-        buckets.addNewest(bucket, entry);
-        return capOutcome;
-    }
-
-    /** What {@link #restoreUnlessCached} answers for a chain at the cap: nothing created. */
-    private static final long CHAIN_FULL = -2;
 
     /**
      * A restore's create ({@link #readSnapshot}): as {@link #create}, but it never reclaims: it
@@ -435,40 +341,16 @@ public final class MbCache extends KernelPortCache {
             return false;
         }
         ListEntry entry = new ListEntry(entryOwner, key, value, reusable);
-        long outcome = restoreUnlessCached(bucket, entry);
-        if (outcome == ALREADY_CACHED) {
+        long outcome = ListWalk.restoreUnlessCached(buckets, bucket, entry, chainCap, lifecycle);
+        if (outcome == ListWalk.ALREADY_CACHED) {
             statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
             return false;
         }
-        if (outcome == CHAIN_FULL) {
+        if (outcome == ListWalk.CHAIN_FULL) {
             return false;
         }
         publishCreated(entry, outcome, ReclaimBooks.RESTORES);
         return true;
-    }
-
-    /**
-     * {@link #createForRestore}'s critical section.
-     *
-     * @return {@link #ALREADY_CACHED} (cached or requested), {@link #CHAIN_FULL}, or 0: hashed
-     */
-    private long restoreUnlessCached(int bucket, ListEntry entry) {
-        buckets.lock(bucket);
-        try {
-            if (buckets.hasRequest(bucket, entry.key, entry.value)
-                    || buckets.indexOf(bucket, entry.key, entry.value) >= 0) {
-                return ALREADY_CACHED;
-            }
-            if (lifecycle.isClosed()) {
-                throw Lifecycle.closedWhileCreating();
-            }
-            if (buckets.length(bucket) >= chainCap) {
-                return CHAIN_FULL;
-            }
-            return hashNewest(bucket, entry); // 0: below the cap, nothing reclaimed
-        } finally {
-            buckets.unlock(bucket);
-        }
     }
 
     /**
@@ -480,7 +362,7 @@ public final class MbCache extends KernelPortCache {
     @Override
     public CacheEntry findFirst(int key) {
         ensureOpen();
-        return countLookup(find(buckets.bucketOf(key), key, null));
+        return countLookup(ListWalk.find(buckets, buckets.bucketOf(key), key, null));
     }
 
     /**
@@ -499,7 +381,7 @@ public final class MbCache extends KernelPortCache {
         }
         ListEntry next;
         try {
-            next = find(buckets.bucketOf(previous.key), previous.key, previous);
+            next = ListWalk.find(buckets, buckets.bucketOf(previous.key), previous.key, previous);
         } catch (Throwable lookupFailure) {
             try {
                 releaseReference(previous);
@@ -518,32 +400,6 @@ public final class MbCache extends KernelPortCache {
             throw releaseFailure;
         }
         return countLookup(next); // counted only now: a findNext that threw returned nothing
-    }
-
-    /**
-     * The walk of kernel {@code __entry_find}: the newest reusable live entry with {@code key},
-     * below {@code after} in the chain if {@code after} is still there, else from the chain head;
-     * optimistic first, under the bucket bit if a writer was in the bucket. The caller counts the
-     * lookup ({@link #countLookup}) once it returns the answer.
-     */
-    private ListEntry find(int bucket, int key, ListEntry after) {
-        ListEntry found = buckets.tryFindReusable(bucket, key, after);
-        if (found == ListTable.RETRY_LOCKED) {
-            buckets.lock(bucket);
-            try {
-                int from = buckets.length(bucket);
-                if (after != null) {
-                    int at = buckets.indexOfEntry(bucket, after);
-                    if (at >= 0) {
-                        from = at;
-                    }
-                }
-                found = buckets.findReusable(bucket, key, from);
-            } finally {
-                buckets.unlock(bucket);
-            }
-        }
-        return found;
     }
 
     /**
@@ -570,21 +426,7 @@ public final class MbCache extends KernelPortCache {
     @Override
     public CacheEntry get(int key, long value) {
         ensureOpen();
-        int bucket = buckets.bucketOf(key);
-        ListEntry found = buckets.tryGet(bucket, key, value);
-        if (found == ListTable.RETRY_LOCKED) {
-            found = null;
-            buckets.lock(bucket);
-            try {
-                int index = buckets.indexOf(bucket, key, value);
-                if (index >= 0 && buckets.entryAt(bucket, index).tryAcquire()) {
-                    found = buckets.entryAt(bucket, index);
-                }
-            } finally {
-                buckets.unlock(bucket);
-            }
-        }
-        return countLookup(found);
+        return countLookup(ListWalk.get(buckets, buckets.bucketOf(key), key, value));
     }
 
     /**
@@ -602,22 +444,9 @@ public final class MbCache extends KernelPortCache {
     @Override
     public CacheEntry deleteOrGet(int key, long value) {
         ensureOpen();
-        int bucket = buckets.bucketOf(key);
-        buckets.lock(bucket);
-        try {
-            int index = buckets.indexOf(bucket, key, value);
-            if (index < 0) {
-                return missUnlessClosed();
-            }
-            ListEntry entry = buckets.entryAt(bucket, index);
-            if (!entry.tryClaim()) {
-                // Somebody holds it: hand it over, referenced. (In its chain under the bit, so its
-                // count is above zero and the acquire succeeds.)
-                return entry.tryAcquire() ? entry : missUnlessClosed();
-            }
-            buckets.removeAt(bucket, index);
-        } finally {
-            buckets.unlock(bucket);
+        ListEntry outcome = ListWalk.deleteOrAcquire(buckets, buckets.bucketOf(key), key, value, lifecycle);
+        if (outcome != ListTable.DELETED) {
+            return outcome;
         }
         entryCount.add(-1);
         statistics.add(ReclaimBooks.DELETES, 1);
@@ -787,13 +616,7 @@ public final class MbCache extends KernelPortCache {
 
     /** The length of {@code key}'s bucket chain, live entries only. Package-private, for tests. */
     int chainLength(int key) {
-        int bucket = buckets.bucketOf(key);
-        buckets.lock(bucket);
-        try {
-            return buckets.length(bucket);
-        } finally {
-            buckets.unlock(bucket);
-        }
+        return ListWalk.chainLength(buckets, buckets.bucketOf(key));
     }
 
     /** The bucket of {@code key} under this cache's keyed index. Package-private, for tests. */
