@@ -40,7 +40,7 @@ import org.mbcache.internal.StripedStatistics;
  * {@link #deleteOrGetHandle}, {@link #findNextHandle}, {@link #release(long)} and the rest) hands
  * out {@code long} handles instead and allocates nothing: lookups, refused duplicates and new
  * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits, the slot's
- * generation (16 bits) above and this cache's tag in the top 16 ({@link CompactHandles});
+ * generation (16 bits) above and this cache's tag in the top 16 ({@code CompactHandles});
  * {@link #NO_ENTRY} means none. One of another cache, or of no slot handed out, is refused
  * ({@link IllegalArgumentException}). One used after it was released and its pair left the cache
  * never reaches the slot's new occupant unless the slot held 65,536 pairs since (a freed slot is

@@ -26,6 +26,7 @@ class CompactHandleTest {
     private static final int KEY = 0x5EED_CAFE;
     private static final long VALUE = 7;
 
+    /** A cache of the given size whose reclaim runs on the caller, with a fixed seed. */
     private static CompactMbCache cache(int bucketBits, long maxEntries) {
         return CompactMbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries).executor(Runnable::run)
                 .memoryPressureReclaim(false).hashSeed(42).build();

@@ -94,6 +94,7 @@ public class RingFreeVsAllocate extends SlotRace {
         cache.close();
     }
 
+    /** {@code r4}: 1, or the first check that failed (see the class comment). */
     private int check(long d) {
         if (b == CompactMbCache.NO_ENTRY || d == CompactMbCache.NO_ENTRY
                 || compact.value(b) != OTHER_VALUE || compact.value(d) != D_VALUE) {
