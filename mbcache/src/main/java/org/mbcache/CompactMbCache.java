@@ -39,19 +39,19 @@ import org.mbcache.internal.Snapshots;
  * identity tests ask. The primitive API ({@link #findFirstHandle}, {@link #getHandle},
  * {@link #deleteOrGetHandle}, {@link #findNextHandle}, {@link #release(long)} and the rest) hands
  * out {@code long} handles instead and allocates nothing: lookups, refused duplicates and new
- * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits and the slot's
- * generation (12 bits) above; {@link #NO_ENTRY} means none. A handle used after it was released
- * and its pair left the cache (its slot free, or given to a new pair) never reaches the slot's new
- * occupant, unless the slot has been given to new pairs a multiple of 4,096 times since:
- * {@link #release(long)}, {@link #findNextHandle}, {@link #key} and {@link #value} throw
- * {@link IllegalStateException}; {@link #touch(long)} and {@link #setReusable(long, boolean)} do
- * nothing, {@link #reusable(long)} answers {@code false}, and {@link #waitUnused(long)} returns at
- * once (nobody holds a pair that is gone), as the same calls do on an entry object whose pair left.
- * One used after its release while its pair is still cached reads that pair (and a
- * second release spends another holder's reference, as with entry objects); a handle of another
- * cache is not detected. At most 32,766
- * references to one pair may be held at once while it is cold (a lookup or create beyond that
- * throws {@link IllegalStateException}); a hot pair's are not bounded.
+ * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits, the slot's
+ * generation (16 bits) above and this cache's tag in the top 16 ({@code CompactHandles});
+ * {@link #NO_ENTRY} means none. One of another cache, or of no slot handed out, is refused
+ * ({@link IllegalArgumentException}). One used after it was released and its pair left the cache
+ * never reaches the slot's new occupant unless the slot held 65,536 pairs since (a freed slot is
+ * reused after about min(8192, slots / 8) later frees: that takes about 2^29 frees of the cache,
+ * 2^25 in the smallest): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
+ * {@link #value} throw {@link IllegalStateException}, {@link #touch(long)} and
+ * {@link #setReusable(long, boolean)} do nothing, {@link #reusable(long)} answers {@code false},
+ * {@link #waitUnused(long)} returns at once, as on an entry object whose pair left. One used after
+ * its release while its pair is still cached reads that pair (and a second release spends another
+ * holder's reference, as with entry objects). At most 2,046 callers hold a cold pair at once; the
+ * next switches it to hot mode (unbounded) or, if it cannot, throws {@link IllegalStateException}.
  *
  * <p><b>Options.</b> {@link #builder()} has {@link MbCache.Builder}'s options, with two
  * differences: the default {@code maxEntries} is 8 per bucket (a record keeps 15 references inline,
@@ -64,10 +64,10 @@ import org.mbcache.internal.Snapshots;
  * the bound) runs a synchronous reclaim pass, and throws {@link IllegalStateException} if that frees
  * none.
  *
- * <p><b>Reclaim order.</b> The hand sweeps the slots in index order and wraps.
- * Slots are handed out from the end of the table while it grows, and from a free list (last freed,
- * first reused) once entries are removed; most removals are the hand's own, just behind it, so in
- * steady churn the hand frees in creation order. A slot freed elsewhere ({@code deleteOrGet}, the
+ * <p><b>Reclaim order.</b> The hand sweeps the slots in index order and wraps. Slots are handed
+ * out from the end of the table while it grows, then freed ones, in about the order they were freed
+ * (each after a fixed number of later frees, CompactTable.free); most removals are the hand's own,
+ * just behind it, so in steady churn the hand frees in creation order. A slot freed elsewhere ({@code deleteOrGet}, the
  * chain cap) may sit just ahead of the hand, and its new pair is then looked at early. Referenced
  * entries get their second chance, and held ones are never freed, as in MbCache. A snapshot
  * ({@link #writeSnapshot}) lists the pairs in this order, from the hand.
@@ -441,7 +441,7 @@ public final class CompactMbCache extends KernelPortCache {
      *
      * @param handle a handle the caller holds
      * @return the next handle, referenced for the caller, or {@link #NO_ENTRY}
-     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      * @throws IllegalStateException if the caller holds no reference to it, or the cache is closed
      */
     public long findNextHandle(long handle) {
@@ -480,7 +480,7 @@ public final class CompactMbCache extends KernelPortCache {
      * close ({@link #missUnlessClosed}), and then the only way this throws.
      */
     private long countLookup(long found) {
-        long answer = found != NO_ENTRY ? found : missUnlessClosed();
+        long answer = found != NO_ENTRY ? found | table.handleTag : missUnlessClosed();
         statistics.add(answer != NO_ENTRY ? ReclaimBooks.LOOKUP_HITS : ReclaimBooks.LOOKUP_MISSES, 1);
         return answer;
     }
@@ -513,7 +513,7 @@ public final class CompactMbCache extends KernelPortCache {
             statistics.add(ReclaimBooks.DELETES, 1);
             return NO_ENTRY;
         }
-        return handle != NO_ENTRY ? handle : missUnlessClosed();
+        return handle != NO_ENTRY ? handle | table.handleTag : missUnlessClosed();
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -524,10 +524,9 @@ public final class CompactMbCache extends KernelPortCache {
      * Gives back the caller's reference (kernel {@code mb_cache_entry_put}).
      *
      * @param handle a handle the caller holds
-     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      * @throws IllegalStateException if the handle was released more often than it was handed out
-     *     (its slot's generation moved on, or only the cache's reference is left), or the cache is
-     *     closed
+     *     (the slot's generation moved on, or only the cache's reference is left), or it is closed
      */
     public void release(long handle) {
         ensureOpen();
@@ -550,7 +549,7 @@ public final class CompactMbCache extends KernelPortCache {
      * to another pair).
      *
      * @param handle a handle the caller holds
-     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      * @throws IllegalStateException if the cache is closed
      */
     public void touch(long handle) {
@@ -564,7 +563,7 @@ public final class CompactMbCache extends KernelPortCache {
      *
      * @param handle a handle the caller holds
      * @param reusable the new value of the flag
-     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      * @throws IllegalStateException if the cache is closed
      */
     public void setReusable(long handle, boolean reusable) {
@@ -579,7 +578,7 @@ public final class CompactMbCache extends KernelPortCache {
      *
      * @param handle a handle of this cache
      * @return the reusable flag
-     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      */
     public boolean reusable(long handle) {
         long meta = CompactSlots.lvMeta(pageOf(handle), table.valueIndex((int) handle));
@@ -591,7 +590,7 @@ public final class CompactMbCache extends KernelPortCache {
      *
      * @param handle a handle the caller holds
      * @return the key
-     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      * @throws IllegalStateException if the handle was released and its pair is gone (its slot is
      *     free or went to another pair)
      */
@@ -609,7 +608,7 @@ public final class CompactMbCache extends KernelPortCache {
      *
      * @param handle a handle the caller holds
      * @return the value
-     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      * @throws IllegalStateException if the handle was released and its pair is gone (its slot is
      *     free or went to another pair)
      */
@@ -631,7 +630,7 @@ public final class CompactMbCache extends KernelPortCache {
      *
      * @param handle a handle the caller holds
      * @throws InterruptedException if interrupted on entry or while waiting
-     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      * @throws IllegalStateException if the cache is closed (also during the wait)
      */
     public void waitUnused(long handle) throws InterruptedException {
@@ -649,7 +648,7 @@ public final class CompactMbCache extends KernelPortCache {
      *     {@code false} on time-out
      * @throws InterruptedException if interrupted on entry or while waiting
      * @throws NullPointerException if {@code unit} is null
-     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache's range
+     * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      * @throws IllegalStateException if the cache is closed (also during the wait)
      */
     public boolean waitUnused(long handle, long timeout, TimeUnit unit) throws InterruptedException {
@@ -683,11 +682,11 @@ public final class CompactMbCache extends KernelPortCache {
         return table.hotSlots();
     }
 
-    /** The slot page of a handle in this cache's range, or {@link IllegalArgumentException}. */
+    /** The slot page of a handle with this cache's tag and a slot handed out, or {@link IllegalArgumentException}. */
     private long[] pageOf(long handle) {
         int slot = (int) handle;
-        if (handle < 0 || CompactSlots.generationOf(handle) > CompactSlots.GENERATION_MASK || slot <= 0 || slot >= table.end()) {
-            throw new IllegalArgumentException("not a handle of this cache: " + Long.toHexString(handle));
+        if ((handle & CompactHandles.TAG_MASK) != table.handleTag || slot <= 0 || slot >= table.end()) {
+            throw CompactHandles.notOurs(handle);
         }
         return table.slotPage(slot);
     }

@@ -13,16 +13,18 @@ import org.mbcache.internal.Lifecycle;
  *
  * <h2>The word</h2>
  * A slot is two {@code long}s: the value, then the meta word, the key in the upper 32 bits and the
- * state in the lower 32: the reference count in bits 0-14 (so at most 32,766 callers hold one pair
- * at once, unless it is hot), {@link #REFERENCED} (15), {@link #REUSABLE} (16), {@link #WAITERS}
- * (17), {@link #FROZEN} (18), {@link #HOT} (19) and the slot's generation in bits 20-31 (12 bits,
- * advanced each time the slot is freed, {@link CompactTable#free}). Count zero means free (or
+ * state in the lower 32: the reference count in bits 0-10 (so at most 2,046 callers hold one pair
+ * at once while it is cold: the next acquire switches it to hot mode, {@link #tryAcquireMatching}),
+ * {@link #REFERENCED} (11), {@link #REUSABLE} (12), {@link #WAITERS} (13), {@link #FROZEN} (14),
+ * {@link #HOT} (15) and the slot's generation in bits 16-31 (16 bits, advanced each time the slot
+ * is freed, {@link CompactTable#free}). Count zero means free (or
  * claimed, or killed by close). A count above zero means "in its chain": the cache's reference plus
  * one per caller. Only a claim (count 1 to 0, under the bucket's bit, which then unhashes the slot)
  * or {@code close()} ({@link #kill}) takes the cache's own reference. A contended slot switches to
  * hot mode ({@link HotReferences}, whose argument covers slot reuse too: a claim retires a hot
  * slot's cells before the slot can be freed, and cells are found by slot, key and generation).
- * A handle is the slot index in the low 32 bits and the generation above ({@link #handleOf}).
+ * A handle is the slot index in the low 32 bits, the generation in bits 32-47 ({@link #handleOf})
+ * and, once it leaves the cache, the cache's tag above ({@link CompactHandles}).
  *
  * <h2>Slot reuse</h2>
  * The hazard the list layout does not have: its dead entries stay dead, a slot here is freed and
@@ -59,12 +61,23 @@ import org.mbcache.internal.Lifecycle;
  *   <li>A handle carries the generation. Every operation on a handle (release, touch, setReusable,
  *       findNext, waitUnused) checks it in the same CAS loop that changes the word, so a handle
  *       kept after its release cannot change the slot's next occupant: it is refused or ignored,
- *       unless the slot was reused a multiple of 2^12 times in between (the generation wraps; then
- *       it acts on the new occupant as a double release does on an entry object).</li>
+ *       unless the slot held a multiple of 2^16 pairs in between (the generation wraps; then it
+ *       acts on the new occupant as a double release does on an entry object).</li>
  * </ol>
+ * How long the wrap takes: a freed slot passes through the table's delay ring
+ * ({@link CompactDelayRing}, {@code min(8192, 2^slotBits / 8)} places) before the free list, so it is
+ * handed out again only after about a ring's length of further frees of the cache, wherever they
+ * happen; one key deleted and created in a loop cycles through ring-size + 1 slots instead of one.
+ * A stale handle can match a new occupant only after 2^16 pairs in its slot, about 2^16 x ring-size
+ * frees of the cache: 2^29 (537 million) with the full ring of 8192 (from 16 slot bits,
+ * {@code maxEntries} 2^14, up), 2^25 (34 million) with the smallest (512, 12 slot bits). At a million
+ * creates and deletes a second on one key that is about 9 minutes (537 s), or 34 s in the smallest
+ * cache; before the ring (a last-in first-out list alone) it was 4,096 cycles of a 12-bit generation,
+ * 4 ms at that rate. A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and
+ * keeps its generation: no pair held it.
  * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,
- * StaleHandleVsSlotReuse, DeleteVsClose) exercise steps 2-4; the soak and CompactMbCacheTest's
- * random-operation tests reuse slots past the generation's 12 bits.
+ * StaleHandleVsSlotReuse, DeleteVsClose; RingFreeVsAllocate for the ring) exercise steps 2-4, and
+ * CompactMbCacheTest keeps a released handle stale across 200,000 cycles of one key.
  *
  * <h2>Memory order</h2>
  * Accessor names say the mode, JCTools-style: {@code lv} volatile load, {@code so} release store,
@@ -88,16 +101,18 @@ final class CompactSlots {
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
 
     // The state half of a meta word.
-    static final int COUNT_MASK = 0x7FFF;
-    static final int REFERENCED = 1 << 15;
-    static final int REUSABLE = 1 << 16;
-    static final int WAITERS = 1 << 17;
+    /** The reference count: the cache's reference and at most 2,046 callers' while cold. */
+    static final int COUNT_MASK = 0x7FF;
+    static final int REFERENCED = 1 << 11;
+    static final int REUSABLE = 1 << 12;
+    static final int WAITERS = 1 << 13;
     /** A thread is deciding on the exact number of callers of a hot slot ({@link HotReferences}). */
-    static final int FROZEN = 1 << 18;
+    static final int FROZEN = 1 << 14;
     /** Callers' references are counted in the slot's cells too ({@link HotReferences}). */
-    static final int HOT = 1 << 19;
-    static final int GENERATION_SHIFT = 20;
-    static final int GENERATION_MASK = 0xFFF;
+    static final int HOT = 1 << 15;
+    /** The generation: bits 16-31 of the meta word, bits 32-47 of a handle. */
+    static final int GENERATION_SHIFT = 16;
+    static final int GENERATION_MASK = 0xFFFF;
     /** The bits of a meta word that name its occupant: the key and the generation. */
     static final long IDENTITY = 0xFFFF_FFFF_0000_0000L | (long) GENERATION_MASK << GENERATION_SHIFT;
     /** The hot-mode protocol over a meta word; the table is its {@link HotReferences.Host}, a slot its {@code at}. */
@@ -154,8 +169,9 @@ final class CompactSlots {
         return (long) generation(meta) << 32 | slot;
     }
 
+    /** The generation of a handle, tagged ({@link CompactHandles}) or not. */
     static int generationOf(long handle) {
-        return (int) (handle >>> 32);
+        return (int) (handle >>> 32) & GENERATION_MASK;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -187,7 +203,15 @@ final class CompactSlots {
                 return HOT_REFERENCES.tryAcquire(table, slot, meta) ? handleOf(slot, meta) : CompactMbCache.NO_ENTRY;
             }
             if (count(meta) == COUNT_MASK) {
-                throw new IllegalStateException("too many references to the entry of key " + key);
+                // Saturated: hot mode counts the next callers in cells (the next round takes one);
+                // if the switch fails on a word that changed meanwhile, look again.
+                if (HOT_REFERENCES.switchToHot(table, slot, meta, 0) || lvMeta(page, at) != meta
+                        || table.hotCells(slot, meta) != null) { // or another thread is switching it
+                    Thread.onSpinWait();
+                    continue;
+                }
+                throw new IllegalStateException("too many references to the entry of key " + key
+                        + ": 2,046 callers hold it and it cannot switch to hot mode");
             }
             if (casMeta(page, at, meta, meta + 1)) {
                 return handleOf(slot, meta);

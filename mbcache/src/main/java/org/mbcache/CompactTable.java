@@ -18,8 +18,8 @@ import org.mbcache.internal.HashedWaitQueues;
 
 /**
  * The storage of {@link CompactMbCache}: bucket records and slots in primitive arrays allocated in
- * pages, a lock-free free list of slots, and the lazily allocated identity table of the handle
- * objects that the {@link DedupCache} methods hand out.
+ * pages, a lock-free free list of slots behind a delay ring ({@link CompactDelayRing}), and the
+ * lazily allocated identity table of the handle objects that the {@link DedupCache} methods hand out.
  *
  * <h2>Slots</h2>
  * A slot is two {@code long}s side by side in a slot page ({@code 2^slotPageBits} slots a page, at
@@ -221,6 +221,10 @@ final class CompactTable implements HotReferences.Host {
     private volatile int nextSlot = 1;
     /** The free list: a tag in the upper 32 bits (against ABA), the top slot in the lower (0: empty). */
     private volatile long freeHead;
+    /** The cache's tag, in place in its handles' top 16 bits ({@link CompactHandles}); final, read by every handle check. */
+    final long handleTag = CompactHandles.newTag();
+    /** Freed slots on their way to the free list ({@link #free}). */
+    private final CompactDelayRing delayRing;
 
     /**
      * An empty table.
@@ -254,6 +258,7 @@ final class CompactTable implements HotReferences.Host {
         overflow = new int[buckets][];
         slotPages = new long[1 << (slotBits - slotPageBits)][];
         handlePages = new Object[slotPages.length][];
+        delayRing = new CompactDelayRing(slotBits);
     }
 
     int bucketCount() {
@@ -704,15 +709,32 @@ final class CompactTable implements HotReferences.Host {
 
     /**
      * A free slot, popped from the free list or new at the end (its page allocated first, under the
-     * page lock; a Throwable there changes nothing); 0 if every slot up to {@code 2^slotBits} is in
-     * use. The slot's count is zero and it is owned by the caller until it makes it live or frees it.
+     * page lock; a Throwable there changes nothing), or, when neither has one, one of the delay ring's
+     * ({@link #drainDelayRing}, so that no freed slot is out of reach); 0 if every slot up to
+     * {@code 2^slotBits} is in use. The slot's count is zero and it is owned by the caller until it
+     * makes it live or frees it. A racing allocate that drains the ring at the same moment may leave
+     * this one 0 while it still pushes the slots it took: the caller's synchronous reclaim and retry
+     * ({@code CompactMbCache.allocateSlot}) then finds them.
      */
     int allocate() {
+        for (;;) {
+            int slot = pop();
+            if (slot != 0 || (slot = takeNew()) != 0) {
+                return slot;
+            }
+            if (drainDelayRing() == 0 && (int) freeHead == 0) {
+                return 0;
+            }
+        }
+    }
+
+    /** The free list's top slot, popped; 0 if the list is empty. */
+    private int pop() {
         for (;;) {
             long head = (long) FREE_HEAD.getVolatile(this);
             int slot = (int) head;
             if (slot == 0) {
-                break;
+                return 0;
             }
             // The pusher wrote the link before its CAS; this thread's volatile load of the head saw
             // that CAS. If the slot was popped and reused meanwhile, the link is garbage and the CAS
@@ -723,6 +745,10 @@ final class CompactTable implements HotReferences.Host {
                 return slot;
             }
         }
+    }
+
+    /** A never-used slot from the end, its page allocated first; 0 once the end is past {@link #slotMask}. */
+    private int takeNew() {
         for (;;) {
             int slot = nextSlot;
             if (slot > slotMask) {
@@ -747,13 +773,27 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
-     * Puts the slot of a pair that left the cache (claimed, count zero, and unhashed) on the free
-     * list, its generation advanced first: a handle of that pair is stale by its generation from
-     * here on, whether or not the cache is closed later, and the slot's next pair goes live with
-     * this generation. So the generation counts the pairs a slot held, and a stale handle is taken
-     * for a new occupant's only after 4,096 of them. The meta word's store is a release (atomic, and
+     * Frees the slot of a pair that left the cache (claimed, count zero, and unhashed), its
+     * generation advanced first: a handle of that pair is stale by its generation from here on,
+     * whether or not the cache is closed later, and the slot's next pair goes live with this
+     * generation. So the generation counts the pairs a slot held, and a stale handle is taken for a
+     * new occupant's only after 65,536 of them. The meta word's store is a release (atomic, and
      * after the claim that zeroed the count): nobody else writes a word whose count is zero (every
-     * CAS loop but the claim refuses it, and the claim needs count one). Allocation-free.
+     * CAS loop but the claim refuses it, and the claim needs count one). The slot's entry object, if
+     * any, is forgotten. Allocation-free.
+     *
+     * <p>The slot then goes into the delay ring ({@link CompactDelayRing#exchange}), not onto the
+     * free list, and the slot it displaces, freed about one ring length of frees earlier, onto the
+     * list. So a slot is handed out again only after about {@link CompactDelayRing#size} further
+     * frees, and the generations of a cache's slots advance together instead of one slot taking
+     * every reuse (a last-in first-out list alone gives the slot of a key deleted and created in a
+     * loop to each of its pairs). Memory order: the freer's stores to the slot (the generation's
+     * release store, and everything before it) precede its exchange, a volatile write; the free
+     * that displaces the slot reads that write with its own exchange, a volatile read, so happens
+     * after the stores; its push writes the link (release) and publishes it with the free list's
+     * CAS, which the popper's volatile load of the head reads. So the popper (or a drainer,
+     * {@link #drainDelayRing}, whose exchange reads the freer's likewise) sees the advanced
+     * generation before it makes the slot live with it.
      */
     void free(int slot) {
         long[] page = slotPage(slot);
@@ -761,13 +801,40 @@ final class CompactTable implements HotReferences.Host {
         long meta = lvMeta(page, at);
         long generation = (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
         soMeta(page, at, (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation);
-        push(slot, page, at);
+        Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, slot >>> slotPageBits);
+        if (handles != null) {
+            OBJECTS.setRelease(handles, slot & slotPageMask, null);
+        }
+        int displaced = delayRing.exchange(slot);
+        if (displaced != 0) {
+            push(displaced, slotPage(displaced), valueIndex(displaced));
+        }
+    }
+
+    /**
+     * Moves every slot of the delay ring to the free list, the oldest first, so the newest ends on
+     * top ({@link CompactDelayRing#take}; memory order as in {@link #free}); how many it moved. For
+     * {@link #allocate} once no other slot is left, and for tests and the stress races that want a
+     * freed slot reused at once. Allocation-free.
+     */
+    int drainDelayRing() {
+        int moved = 0;
+        int oldest = delayRing.oldest();
+        for (int i = 0; i < delayRing.size(); i++) {
+            int slot = delayRing.take(oldest + i);
+            if (slot != 0) {
+                push(slot, slotPage(slot), valueIndex(slot));
+                moved++;
+            }
+        }
+        return moved;
     }
 
     /**
      * Puts back a slot that {@link #allocate} handed out and that never went live (its create found
      * the pair cached, or the chain full, or failed), its word as it was: no pair held it, so its
-     * generation stays. Allocation-free.
+     * generation stays, and it goes straight onto the free list (no pair's handle can be stale on
+     * it but the last pair's, whose generation the slot's next pair does not have). Allocation-free.
      */
     void freeUnused(int slot) {
         push(slot, slotPage(slot), valueIndex(slot));
@@ -775,16 +842,12 @@ final class CompactTable implements HotReferences.Host {
 
     /**
      * Pushes a slot whose count is zero onto the free list: the link goes into the slot's value word
-     * (a release store, after {@link #free}'s generation: a racing {@code value(handle)} that reads
-     * the link, whose acquire fence orders that load before its load of the meta word, sees the new
-     * generation and throws; the link itself is published to the free list by the CAS), and the
-     * slot's handle object, if any, is forgotten.
+     * (a release store, after {@link #free}'s generation, which happens before it, through the
+     * ring's exchange where another thread pushes: a racing {@code value(handle)} that reads the
+     * link, whose acquire fence orders that load before its load of the meta word, sees the new
+     * generation and throws; the link itself is published to the free list by the CAS).
      */
     private void push(int slot, long[] page, int at) {
-        Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, slot >>> slotPageBits);
-        if (handles != null) {
-            OBJECTS.setRelease(handles, slot & slotPageMask, null);
-        }
         for (;;) {
             long head = (long) FREE_HEAD.getVolatile(this);
             LONGS.setRelease(page, at, (long) (int) head);
@@ -794,13 +857,16 @@ final class CompactTable implements HotReferences.Host {
         }
     }
 
-    /** Free slots on the list (walks it; for tests and the bench's accounting). Not concurrent-safe. */
+    /**
+     * Free slots on the list and in the delay ring (walks both; for tests and the bench's
+     * accounting). Not concurrent-safe.
+     */
     int freeSlots() {
         int n = 0;
         for (int slot = (int) freeHead; slot != 0 && n <= slotMask; slot = (int) slotPage(slot)[valueIndex(slot)]) {
             n++;
         }
-        return n;
+        return n + delayRing.occupied();
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -891,10 +957,13 @@ final class CompactTable implements HotReferences.Host {
     // Accounting
     // ---------------------------------------------------------------------------------------------
 
-    /** Bytes held by the arrays (bucket heads and records, overflow directory and arrays, slot and handle pages). */
+    /**
+     * Bytes held by the arrays (bucket heads and records, overflow directory and arrays, slot and
+     * handle pages, the delay ring).
+     */
     long footprintBytes() {
         long bytes = 2 * (16L + 4L * bucketPages.length) + 16L + 4L * overflow.length
-                + 2 * (16L + 4L * slotPages.length);
+                + 2 * (16L + 4L * slotPages.length) + delayRing.footprintBytes();
         for (int p = 0; p < bucketPages.length; p++) {
             bytes += 2 * 16L + 8L * (bucketPages[p].length + headPages[p].length);
         }

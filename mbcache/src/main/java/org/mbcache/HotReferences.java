@@ -128,7 +128,7 @@ import org.mbcache.internal.StripedStatistics;
  * found them before the retirement adds to cells nobody counts any more, then reads the word again,
  * finds another identity or count 0 (dead), and takes its unit back. A new occupant cannot see the
  * old cells at all. The one window left is the generation's wrap: an occupant of the same key and
- * generation, 4,096 reuses of the slot later, is the same identity, as for handles.
+ * generation, 65,536 pairs of the slot later, is the same identity, as for handles.
  *
  * <p><b>Memory.</b> At most {@value #MAX_HOT_ENTRIES} entries of a cache are hot at once; each
  * holds {@code (stripes + 1) * 128} bytes of cells ({@link StripedStatistics#stripeCount}: 2 KiB up
@@ -208,7 +208,9 @@ final class HotReferences {
     /**
      * Switches the cold occupant of {@code at} whose word was {@code seen} to hot mode, adding
      * {@code references} to its count in the same CAS. Allocates the cells first; a Throwable there,
-     * a spent budget, a dead entry or another thread's switch leave it as it was (then {@code false}).
+     * a spent budget, a dead entry, another thread's switch or a count that {@code references}
+     * would take past {@link #countMask} leave it as it was (then {@code false}). A saturated count
+     * (at the mask) switches with no references added: its next callers go to the cells.
      */
     boolean switchToHot(Host host, long at, long seen, int references) {
         if ((seen & hot) != 0 || host.hotCells(at, seen) != null) {
@@ -225,7 +227,7 @@ final class HotReferences {
         }
         for (;;) {
             long w = host.lvWord(at);
-            if (dead(w, seen) || (w & hot) != 0 || count(w) + references >= countMask) {
+            if (dead(w, seen) || (w & hot) != 0 || count(w) + references > countMask) {
                 // Dead, switched by another thread, or saturated: the cells go (nobody used them).
                 host.retireHotCells(at, cells);
                 return false;

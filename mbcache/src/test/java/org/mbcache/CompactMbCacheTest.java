@@ -75,7 +75,8 @@ class CompactMbCacheTest {
             long stale = cache.getHandle(KEY, 1);
             cache.release(stale);
             assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(KEY, 1));
-            cache.create(KEY, 2, true); // the free list hands the same slot out again
+            FreedSlots.reuseNext(cache); // out of the delay ring: the free list hands the same slot out again
+            cache.create(KEY, 2, true);
             long fresh = cache.getHandle(KEY, 2);
             assertEquals((int) stale, (int) fresh, "the slot was reused");
             assertNotEquals(stale, fresh, "with a new generation");
@@ -101,7 +102,8 @@ class CompactMbCacheTest {
             cache.touch(stale); // nothing to mark: its pair is gone
             assertTrue(cache.waitUnused(stale, 0, TimeUnit.SECONDS), "nobody holds a pair that is gone");
             cache.waitUnused(stale);
-            cache.create(KEY, 2, true); // the free list hands the same slot out again
+            FreedSlots.reuseNext(cache); // out of the delay ring: the free list hands the same slot out again
+            cache.create(KEY, 2, true);
             long fresh = cache.getHandle(KEY, 2);
             assertEquals((int) stale, (int) fresh, "the slot was reused");
             long other = cache.getHandle(KEY, 2); // a second holder: the new pair is in use
@@ -161,9 +163,10 @@ class CompactMbCacheTest {
             cache.create(key, 555, true);
             long stale = cache.getHandle(key, 555);
             cache.release(stale);
-            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(key, 555)); // its slot tops the free list
-            // 4,095 restored pairs that each take that slot and put it back unused
-            assertEquals(0, cache.readSnapshot(new ByteArrayInputStream(snapshotOfOneKey(full, 4_095))));
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(key, 555));
+            FreedSlots.reuseNext(cache); // out of the delay ring: its slot tops the free list
+            // 65,535 restored pairs that each take that slot and put it back unused
+            assertEquals(0, cache.readSnapshot(new ByteArrayInputStream(snapshotOfOneKey(full, 65_535))));
             assertTrue(cache.create(key, 777, true)); // the slot's one next pair
             long holder = cache.getHandle(key, 777);
             assertEquals((int) stale, (int) holder, "the slot was reused");

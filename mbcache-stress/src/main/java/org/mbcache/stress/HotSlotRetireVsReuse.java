@@ -17,9 +17,9 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 /**
  * A hit on a hot slot vs the retirement of its cells and the reuse of the slot (compact layout only:
  * an entry object is never reused). The claim of {@code deleteOrGet} retires the hot slot's cells
- * before the slot goes back to the free list, and the next create (one chain, last freed first
- * reused) gives the slot to a new pair of the same key. A hit that read the old occupant's word
- * either holds the old pair (the delete then hands it over and the new pair takes another slot) or
+ * before the slot goes back to the free list, and the next create (one chain, the delay ring moved
+ * to the free list first, {@link SlotRace#reuseFreedSlot}) gives the slot to a new pair of the same
+ * key. A hit that read the old occupant's word either holds the old pair (the delete then hands it over and the new pair takes another slot) or
  * fails; the new pair starts cold, with no cells and no unit of the hit's, and every cell is retired
  * once both pairs are deleted.
  *
@@ -64,6 +64,7 @@ public class HotSlotRetireVsReuse extends SlotRace {
         if (handed != CompactMbCache.NO_ENTRY) {
             compact.release(handed);
         }
+        reuseFreedSlot();
         compact.create(KEY, VALUE + 1, true);
     }
 

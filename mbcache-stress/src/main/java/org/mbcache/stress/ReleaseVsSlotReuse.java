@@ -16,7 +16,8 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 
 /**
  * Release vs reuse (compact layout): the last holder releases a pair while another thread deletes it
- * and creates another value of the key, which takes the freed slot. The release must act on the
+ * and creates another value of the key, which takes the freed slot (the delay ring moved to the
+ * free list first, {@link SlotRace#reuseFreedSlot}). The release must act on the
  * old pair (its generation), and the new pair must start with the cache's reference alone.
  *
  * <p>Result: {@code r1} = the release was accepted (1) or refused (-1); {@code r2} = the delete
@@ -52,6 +53,7 @@ public class ReleaseVsSlotReuse extends SlotRace {
             compact.release(got);
             r.r2 = 2;
         } else {
+            reuseFreedSlot();
             r.r2 = compact.create(KEY, OTHER_VALUE, true) ? 1 : -1;
         }
     }

@@ -1,12 +1,16 @@
 package org.mbcache.stress;
 
 import org.mbcache.CompactMbCache;
+import org.mbcache.FreedSlots;
 import org.mbcache.testing.Backend;
 
 /**
- * The state of the slot-reuse races of {@link CompactMbCache}: one chain (bucketBits 0), so a slot
- * freed by {@code deleteOrGet} is the one the next create takes (the free list is last in, first
- * out), and the helpers that read the primitive API's answers as result values.
+ * The state of the slot-reuse races of {@link CompactMbCache}: one chain (bucketBits 0), and the
+ * helpers that read the primitive API's answers as result values. A freed slot waits in the table's
+ * delay ring for a ring's length of further frees before the free list hands it out; the races that
+ * want the slot freed by their {@code deleteOrGet} reused by their next create move the ring's slots
+ * to the free list first ({@link #reuseFreedSlot}, what a create does when no other slot is left), so
+ * that the create takes the slot freed last.
  */
 abstract class SlotRace extends CacheRace {
     final CompactMbCache compact;
@@ -43,6 +47,14 @@ abstract class SlotRace extends CacheRace {
         }
         compact.release(held);
         return 2;
+    }
+
+    /**
+     * Moves the delay ring's slots to the free list, the one freed last on top: the next create takes
+     * it ({@link FreedSlots#reuseNext}).
+     */
+    void reuseFreedSlot() {
+        FreedSlots.reuseNext(compact);
     }
 
     /** Releases a handle; {@code false} if the cache refused (the reference was lost). */

@@ -17,8 +17,9 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 /**
  * Lookup vs free-and-reuse of its slot (compact layout): {@code getHandle} of a pair races a
  * {@code deleteOrGet} of the pair followed by a create of another value of the same key, which takes
- * the freed slot. The lookup may read the slot's index before the delete and its meta word after the
- * reuse; it must never hand out the new pair for the old one, nor leave a reference on it.
+ * the freed slot (the delay ring moved to the free list first, {@link SlotRace#reuseFreedSlot}). The
+ * lookup may read the slot's index before the delete and its meta word after the reuse; it must
+ * never hand out the new pair for the old one, nor leave a reference on it.
  *
  * <p>Result: {@code r1} = the lookup found the pair (1), nothing (0), or a wrong one (-1);
  * {@code r2} = the delete handed the held pair back (2) or removed it and the create of the other
@@ -55,6 +56,7 @@ public class SlotReuseVsLookup extends SlotRace {
             compact.release(held);
             r.r2 = 2;
         } else {
+            reuseFreedSlot();
             r.r2 = compact.create(KEY, OTHER_VALUE, true) ? 1 : -1;
         }
     }

@@ -17,7 +17,8 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 /**
  * A stale handle's release vs the reuse of its slot (compact layout): a handle already released is
  * released again while another thread deletes the pair, creates another value of the key in the
- * same slot and holds it. The stale release must be refused whenever it runs, and never take the
+ * same slot (the delay ring moved to the free list first, {@link SlotRace#reuseFreedSlot}) and
+ * holds it. The stale release must be refused whenever it runs, and never take the
  * new holder's reference.
  *
  * <p>Result: {@code r1} = the stale release was refused (0) or accepted (1); {@code r2} = the new
@@ -48,6 +49,7 @@ public class StaleHandleVsSlotReuse extends SlotRace {
     @Actor
     public void reuse(IIII_Result r) {
         compact.deleteOrGetHandle(KEY, VALUE);
+        reuseFreedSlot();
         compact.create(KEY, OTHER_VALUE, true);
         fresh = compact.getHandle(KEY, OTHER_VALUE);
         r.r2 = (int) fresh == (int) stale ? 1 : 0;
