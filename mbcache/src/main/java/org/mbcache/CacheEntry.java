@@ -15,6 +15,10 @@ package org.mbcache;
  * can then be removed under the second holder. Release exactly once per entry handed out (the
  * contract, section 3).
  *
+ * <p>Two entries handed out for one cached pair are {@linkplain Object#equals equal}, with one hash
+ * code; a backend may hand out the same object each time ({@link MbCache}) or a new one per lookup
+ * ({@link CompactMbCache}, which keeps no object per entry). Compare entries with {@code equals}.
+ *
  * <pre>{@code
  * try (CacheEntry e = cache.get(hash, block)) {   // e may be null: try-with-resources skips it
  *     if (e != null) { ... }

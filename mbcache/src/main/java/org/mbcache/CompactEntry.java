@@ -3,9 +3,11 @@ package org.mbcache;
 import java.util.Objects;
 
 /**
- * The entry object a {@link CompactMbCache} hands out through the {@link DedupCache} methods: one
- * per live pair, stored in the table's handle pages ({@link CompactTable#casHandleObject}), its
- * handle, and the key and value copied, so that they stay readable after release.
+ * What a {@link CompactMbCache} hands out through the {@link DedupCache} methods: a light view of a
+ * handle, made per lookup and kept by nobody but the caller, with the key and value copied so that
+ * they stay readable after release. Views of one pair's handle are equal: same cache, same handle
+ * (slot, generation and the cache's tag), so a view of the pair a slot holds later is not equal to
+ * one of the pair it held before.
  */
 final class CompactEntry implements CacheEntry {
     final CompactMbCache cache;
@@ -52,25 +54,31 @@ final class CompactEntry implements CacheEntry {
     }
 
     /**
-     * The one entry object of a held handle: the stored one if it is this generation's, else a new
-     * one stored by CAS (a racing lookup of the same entry gets the winner). May allocate.
+     * {@code true} for a view of the same cache and handle: the same cached pair.
+     *
+     * @param other another object
+     * @return whether it is a view of the same pair
+     */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof CompactEntry && ((CompactEntry) other).cache == cache
+                && ((CompactEntry) other).handle == handle;
+    }
+
+    @Override
+    public int hashCode() {
+        return Long.hashCode(handle);
+    }
+
+    /**
+     * A new view of a held handle; its key and value are read from the slot, which the caller's
+     * reference keeps. Allocates the view, nothing else.
      */
     static CompactEntry of(CompactMbCache cache, CompactTable table, long handle) {
         int slot = (int) handle;
-        Object current = table.laHandleObject(slot);
-        for (;;) {
-            if (current instanceof CompactEntry && ((CompactEntry) current).handle == handle) {
-                return (CompactEntry) current;
-            }
-            long[] page = table.slotPage(slot);
-            int at = table.valueIndex(slot);
-            CompactEntry fresh = new CompactEntry(cache, handle, CompactSlots.keyOf(CompactSlots.lvMeta(page, at)), page[at]);
-            Object now = table.casHandleObject(slot, current, fresh);
-            if (now == fresh) {
-                return fresh;
-            }
-            current = now;
-        }
+        long[] page = table.slotPage(slot);
+        int at = table.valueIndex(slot);
+        return new CompactEntry(cache, handle, CompactSlots.keyOf(CompactSlots.lvMeta(page, at)), page[at]);
     }
 
     /**

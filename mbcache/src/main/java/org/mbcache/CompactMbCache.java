@@ -33,10 +33,11 @@ import org.mbcache.internal.Snapshots;
  * misses' full latency. Reclaim is a CLOCK hand over the slots, not a list, so its order is the
  * order of the slots (see "Reclaim order" below), not exact creation order.
  *
- * <p><b>Two APIs.</b> The {@link DedupCache} methods hand out {@link CacheEntry} objects: one per
- * live entry, made the first time the entry is handed out (40 bytes, plus a 4-byte table slot per
- * slot of its page, once) and the same object for every later lookup of it, as the contract's
- * identity tests ask. The primitive API ({@link #findFirstHandle}, {@link #getHandle},
+ * <p><b>Two APIs.</b> The {@link DedupCache} methods hand out {@link CacheEntry} objects that are
+ * light views of a handle: a new 32-byte object per lookup, which the cache does not keep, so a
+ * cache used only through {@link DedupCache} still holds no object per entry, and its views die
+ * young. Two views of one cached pair are {@linkplain Object#equals equal} (and have one hash
+ * code), though not the same object; the contract promises equality, not identity. The primitive API ({@link #findFirstHandle}, {@link #getHandle},
  * {@link #deleteOrGetHandle}, {@link #findNextHandle}, {@link #release(long)} and the rest) hands
  * out {@code long} handles instead and allocates nothing: lookups, refused duplicates and new
  * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits, the slot's
@@ -94,7 +95,7 @@ public final class CompactMbCache extends KernelPortCache {
      *
      * Failure atomicity. Allocation happens in three places: a slot page (CompactTable.allocate,
      * before the slot is handed out), a bucket's overflow array (ensureRoom, first in the critical
-     * section), and the handle objects of the DedupCache methods (after the reference was taken:
+     * section), and the entry views of the DedupCache methods (after the reference was taken:
      * the reference is given back if that throws). The free list, the counts and the statistics
      * never allocate, so nothing can fail between a change and its bookkeeping.
      */
@@ -402,7 +403,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public long findFirstHandle(int key) {
         ensureOpen();
-        return countLookup(CompactWalk.find(table, key, 0, false, 0, false));
+        return countLookup(CompactWalk.find(table, key, 0, false, 0));
     }
 
     /**
@@ -432,7 +433,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public long getHandle(int key, long value) {
         ensureOpen();
-        return countLookup(CompactWalk.find(table, key, value, true, 0, false));
+        return countLookup(CompactWalk.find(table, key, value, true, 0));
     }
 
     /**
@@ -455,7 +456,7 @@ public final class CompactMbCache extends KernelPortCache {
         }
         long next;
         try {
-            next = CompactWalk.find(table, CompactSlots.keyOf(meta), 0, false, (int) handle, false);
+            next = CompactWalk.find(table, CompactSlots.keyOf(meta), 0, false, (int) handle);
         } catch (Throwable lookupFailure) {
             try {
                 releaseHandle(handle);
@@ -700,12 +701,12 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // The DedupCache methods: handle objects
+    // The DedupCache methods: entry views
     // ---------------------------------------------------------------------------------------------
 
     /**
-     * The one entry object of a held handle ({@link CompactEntry#of}); if making it throws, the
-     * caller's reference is given back first.
+     * A new view of a held handle ({@link CompactEntry#of}); if making it throws, the caller's
+     * reference is given back first.
      */
     private CacheEntry entryFor(long handle) {
         if (handle == NO_ENTRY) {
@@ -727,7 +728,7 @@ public final class CompactMbCache extends KernelPortCache {
     @Override
     public CacheEntry findFirst(int key) {
         ensureOpen();
-        return entryFor(countLookup(CompactWalk.find(table, key, 0, false, 0, true)));
+        return entryFor(countLookup(CompactWalk.find(table, key, 0, false, 0)));
     }
 
     /** {@inheritDoc} */
@@ -741,7 +742,7 @@ public final class CompactMbCache extends KernelPortCache {
     @Override
     public CacheEntry get(int key, long value) {
         ensureOpen();
-        return entryFor(countLookup(CompactWalk.find(table, key, value, true, 0, true)));
+        return entryFor(countLookup(CompactWalk.find(table, key, value, true, 0)));
     }
 
     /** {@inheritDoc} */

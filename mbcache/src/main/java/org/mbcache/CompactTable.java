@@ -18,8 +18,7 @@ import org.mbcache.internal.HashedWaitQueues;
 
 /**
  * The storage of {@link CompactMbCache}: bucket records and slots in primitive arrays allocated in
- * pages, a lock-free free list of slots behind a delay ring ({@link CompactDelayRing}), and the
- * lazily allocated identity table of the handle objects that the {@link DedupCache} methods hand out.
+ * pages, and a lock-free free list of slots behind a delay ring ({@link CompactDelayRing}).
  *
  * <h2>Slots</h2>
  * A slot is two {@code long}s side by side in a slot page ({@code 2^slotPageBits} slots a page, at
@@ -134,8 +133,6 @@ final class CompactTable implements HotReferences.Host {
 
     static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(long[][].class);
-    private static final VarHandle OBJECT_PAGES = MethodHandles.arrayElementVarHandle(Object[][].class);
-    private static final VarHandle OBJECTS = MethodHandles.arrayElementVarHandle(Object[].class);
     private static final VarHandle FREE_HEAD;
     private static final VarHandle NEXT_SLOT;
 
@@ -199,8 +196,6 @@ final class CompactTable implements HotReferences.Host {
     private final long[][] bucketPages;
     private final int[][] overflow;
     private final long[][] slotPages;
-    /** Handle objects by slot, a page allocated the first time a slot of it is handed out as an object. */
-    private final Object[][] handlePages;
     /** Pages allocated under this lock (rare: once per page). */
     private final Object pageLock = new Object();
     /**
@@ -257,7 +252,6 @@ final class CompactTable implements HotReferences.Host {
         }
         overflow = new int[buckets][];
         slotPages = new long[1 << (slotBits - slotPageBits)][];
-        handlePages = new Object[slotPages.length][];
         delayRing = new CompactDelayRing(slotBits);
     }
 
@@ -779,8 +773,7 @@ final class CompactTable implements HotReferences.Host {
      * generation. So the generation counts the pairs a slot held, and a stale handle is taken for a
      * new occupant's only after 65,536 of them. The meta word's store is a release (atomic, and
      * after the claim that zeroed the count): nobody else writes a word whose count is zero (every
-     * CAS loop but the claim refuses it, and the claim needs count one). The slot's entry object, if
-     * any, is forgotten. Allocation-free.
+     * CAS loop but the claim refuses it, and the claim needs count one). Allocation-free.
      *
      * <p>The slot then goes into the delay ring ({@link CompactDelayRing#exchange}), not onto the
      * free list, and the slot it displaces, freed about one ring length of frees earlier, onto the
@@ -801,10 +794,6 @@ final class CompactTable implements HotReferences.Host {
         long meta = lvMeta(page, at);
         long generation = (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
         soMeta(page, at, (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation);
-        Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, slot >>> slotPageBits);
-        if (handles != null) {
-            OBJECTS.setRelease(handles, slot & slotPageMask, null);
-        }
         int displaced = delayRing.exchange(slot);
         if (displaced != 0) {
             push(displaced, slotPage(displaced), valueIndex(displaced));
@@ -867,32 +856,6 @@ final class CompactTable implements HotReferences.Host {
             n++;
         }
         return n + delayRing.occupied();
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // Handle objects
-    // ---------------------------------------------------------------------------------------------
-
-    /** The handle object stored for {@code slot}, or {@code null}. Acquire. */
-    Object laHandleObject(int slot) {
-        Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, slot >>> slotPageBits);
-        return handles == null ? null : OBJECTS.getAcquire(handles, slot & slotPageMask);
-    }
-
-    /**
-     * Stores {@code candidate} for {@code slot} unless {@code expected} was replaced meanwhile; returns
-     * the object now stored. May allocate the page (a Throwable then changes nothing).
-     */
-    Object casHandleObject(int slot, Object expected, Object candidate) {
-        int p = slot >>> slotPageBits;
-        Object[] handles = (Object[]) OBJECT_PAGES.getAcquire(handlePages, p);
-        if (handles == null) {
-            Object[] fresh = new Object[1 << slotPageBits];
-            handles = OBJECT_PAGES.compareAndSet(handlePages, p, null, fresh)
-                    ? fresh : (Object[]) OBJECT_PAGES.getAcquire(handlePages, p);
-        }
-        Object witness = OBJECTS.compareAndExchange(handles, slot & slotPageMask, expected, candidate);
-        return witness == expected ? candidate : witness;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -975,9 +938,6 @@ final class CompactTable implements HotReferences.Host {
         for (int p = 0; p < slotPages.length; p++) {
             if (slotPages[p] != null) {
                 bytes += 16L + 8L * slotPages[p].length;
-            }
-            if (handlePages[p] != null) {
-                bytes += 16L + 4L * handlePages[p].length;
             }
         }
         return bytes;

@@ -31,14 +31,12 @@ final class CompactWalk {
      * A lookup: by key, the newest reusable entry below {@code afterSlot} if that is in the chain
      * (else from the newest), or by pair ({@code byPair}); the handle, referenced for the caller,
      * or {@link CompactMbCache#NO_ENTRY}. Optimistic first, under the bucket's bit if a writer was
-     * in the bucket. With {@code object} (a {@link DedupCache} lookup, which then wants the slot's
-     * entry object) the optimistic read loads that object before it takes the reference (see
-     * {@link #tryFind}).
+     * in the bucket.
      */
-    static long find(CompactTable table, int key, long value, boolean byPair, int afterSlot, boolean object) {
+    static long find(CompactTable table, int key, long value, boolean byPair, int afterSlot) {
         long keyed = table.keyedHash(key);
         int bucket = table.bucketOfHash(keyed);
-        long found = tryFind(table, bucket, keyed, key, value, byPair, afterSlot, true, object);
+        long found = tryFind(table, bucket, keyed, key, value, byPair, afterSlot, true);
         return found != RETRY ? found : findLocked(table, bucket, table.fingerprintOfHash(keyed), key, value, byPair, afterSlot);
     }
 
@@ -74,7 +72,7 @@ final class CompactWalk {
      * {@link CompactTable#keyedHash}.
      */
     static long versionWithout(CompactTable table, int bucket, long keyed, int key, long value) {
-        return tryFind(table, bucket, keyed, key, value, true, 0, false, false);
+        return tryFind(table, bucket, keyed, key, value, true, 0, false);
     }
 
     /**
@@ -88,12 +86,6 @@ final class CompactWalk {
      * overflow array, loaded there and not before ({@link #overflowCovering}), so that a hit among a
      * chain's newest 15 reads the record alone (see CompactTable's "Memory ordering").
      *
-     * <p>With {@code object} it loads the slot's entry object, and the object's handle, before the
-     * CAS that takes the reference: a locked instruction waits for the loads before it, and the loads
-     * after it wait for it, so loaded after it (by the façade's {@code entryFor}) they would add two
-     * cache misses in a row to the hit; loaded before, they overlap the meta word's. Only a load:
-     * {@code entryFor} decides on the object afterwards, from the handle the CAS gave.
-     *
      * <p>A reference taken under a version that then fails to validate is given back
      * ({@link CompactSlots#release}) before the retry. That release is refused only where
      * {@code close()} killed the slot meanwhile (the walk's own reference kept the count above one
@@ -101,7 +93,7 @@ final class CompactWalk {
      * façade answers as a closed cache.
      */
     private static long tryFind(CompactTable table, int bucket, long keyed, int key, long value, boolean byPair,
-                                int afterSlot, boolean acquire, boolean object) {
+                                int afterSlot, boolean acquire) {
         long head = table.laVersion(bucket);
         if (table.turnsAway(bucket, head, table.filterMixOfHash(keyed))) {
             return acquire ? NO_ENTRY : BucketLockWord.versionOf(head);
@@ -137,9 +129,6 @@ final class CompactWalk {
             long[] page = table.laSlotPage(slot);
             if (page == null) {
                 return RETRY;
-            }
-            if (object && table.laHandleObject(slot) instanceof CompactEntry stored && stored.handle == 0) {
-                return RETRY; // never (a handle's slot is at least 1): the loads must not be dropped
             }
             long handle = acquire ? CompactSlots.tryAcquireMatching(table, page, slot, key, value, byPair)
                     : CompactSlots.matches(page, table.valueIndex(slot), lvMeta(page, table.valueIndex(slot)), key, value, true)

@@ -201,14 +201,22 @@ class CompactBatchLookupTest {
     void aLookupThatThrowsPartWayGivesBackTheReferencesTakenBeforeIt() {
         try (CompactMbCache cache = cache(4, 1024)) {
             fill(cache, 10);
-            List<Long> held = new ArrayList<>(); // key 6's pair at the most references a count holds
-            while (true) {
+            List<Long> held = new ArrayList<>();
+            for (int i = 0; i < HotReferences.MAX_HOT_ENTRIES; i++) { // spend the cache's hot-mode budget
+                assertTrue(cache.create(100 + i, i, true));
+                long other = cache.getHandle(100 + i, i);
+                assertTrue(HotEntries.makeHot(cache, other));
+                held.add(other);
+            }
+            boolean saturated = false; // key 6's pair at the most references a cold count holds
+            for (int i = 0; i < 1 << 16 && !saturated; i++) {
                 try {
                     held.add(cache.getHandle(6, 60));
                 } catch (IllegalStateException full) {
-                    break;
+                    saturated = true;
                 }
             }
+            assertTrue(saturated, "a cold pair that cannot go hot refuses references past its count");
             long[] handles = {7, 7, 7, 7, 7};
             assertThrows(IllegalStateException.class, () -> cache.findFirstHandles(new int[] {1, 2, 6, 4}, handles));
             assertArrayEquals(new long[] {NO_ENTRY, NO_ENTRY, NO_ENTRY, NO_ENTRY, 7}, handles);

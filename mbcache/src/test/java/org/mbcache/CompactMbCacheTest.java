@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -202,11 +201,41 @@ class CompactMbCacheTest {
     }
 
     @Test
+    void twoLookupsOfOnePairHandOutEqualViewsWithOneHashCode() {
+        try (CompactMbCache cache = cache(0, 1024)) {
+            cache.create(KEY, 1, true);
+            cache.create(KEY, 2, true);
+            try (CacheEntry found = cache.findFirst(KEY); CacheEntry got = cache.get(KEY, 2);
+                 CacheEntry other = cache.get(KEY, 1)) {
+                assertEquals(found, got);
+                assertEquals(found.hashCode(), got.hashCode());
+                assertNotEquals(found, other);
+            }
+        }
+    }
+
+    @Test
+    void lookupsThroughDedupCacheKeepNoObjectPerEntry() {
+        try (CompactMbCache cache = cache(8, 100_000)) {
+            for (int key = 0; key < 50_000; key++) {
+                cache.create(key, key, true);
+            }
+            long before = cache.footprintBytes();
+            for (int key = 0; key < 50_000; key++) {
+                try (CacheEntry entry = cache.findFirst(key)) {
+                    assertEquals(key, entry.value());
+                }
+            }
+            assertEquals(before, cache.footprintBytes());
+        }
+    }
+
+    @Test
     void theEntryObjectOfAReusedSlotIsANewOne() {
         try (CompactMbCache cache = cache(0, 1024)) {
             cache.create(KEY, 1, true);
             CacheEntry first = cache.get(KEY, 1);
-            assertSame(first, cache.findFirst(KEY));
+            assertEquals(first, cache.findFirst(KEY));
             cache.release(first);
             cache.release(first);
             assertEquals(null, cache.deleteOrGet(KEY, 1));

