@@ -9,27 +9,14 @@ import java.util.Objects;
  * (slot, generation and the cache's tag), so a view of the pair a slot holds later is not equal to
  * one of the pair it held before.
  */
-final class CompactEntry implements CacheEntry {
+final class CompactEntry extends CachedPair {
     final CompactMbCache cache;
     final long handle;
-    final int key;
-    final long value;
 
     CompactEntry(CompactMbCache cache, long handle, int key, long value) {
+        super(key, value);
         this.cache = cache;
         this.handle = handle;
-        this.key = key;
-        this.value = value;
-    }
-
-    @Override
-    public int key() {
-        return key;
-    }
-
-    @Override
-    public long value() {
-        return value;
     }
 
     @Override

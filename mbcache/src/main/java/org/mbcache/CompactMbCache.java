@@ -45,8 +45,9 @@ import org.mbcache.internal.Snapshots;
  * {@link #NO_ENTRY} means none. One of another cache, or of no slot handed out, is refused
  * ({@link IllegalArgumentException}). One used after it was released and its pair left the cache
  * never reaches the slot's new occupant unless the slot held 65,536 pairs since (a freed slot is
- * reused after about min(8192, slots / 8) later frees: that takes about 2^29 frees of the cache,
- * 2^25 in the smallest): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
+ * reused only after about min(8192, slots / 8) later frees, or, where callers hold all but a few
+ * slots, after every other free slot: about 2^29 frees of the cache with the full ring, 2^25 in the
+ * smallest, and 2^16 times the free slots in a table callers hold nearly all of): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
  * {@link #value} throw {@link IllegalStateException}, {@link #touch(long)} and
  * {@link #setReusable(long, boolean)} do nothing, {@link #reusable(long)} answers {@code false},
  * {@link #waitUnused(long)} returns at once, as on an entry object whose pair left. One used after

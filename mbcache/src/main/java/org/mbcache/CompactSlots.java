@@ -73,7 +73,11 @@ import org.mbcache.internal.Lifecycle;
  * {@code maxEntries} 2^14, up), 2^25 (34 million) with the smallest (512, 12 slot bits). At a million
  * creates and deletes a second on one key that is about 9 minutes (537 s), or 34 s in the smallest
  * cache; before the ring (a last-in first-out list alone) it was 4,096 cycles of a 12-bit generation,
- * 4 ms at that rate. A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and
+ * 4 ms at that rate. The exception is a table whose callers hold all but a few slots: with fewer
+ * free slots than ring places, the free list is empty and every create drains the ring (oldest
+ * first, {@link CompactTable#drainDelayRing}), so the key cycles through the free slots only, and
+ * the wrap takes 2^16 times their number of frees (65,536 cycles with one free slot: nothing can
+ * spread reuse over slots that callers hold). A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and
  * keeps its generation: no pair held it.
  * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,
  * StaleHandleVsSlotReuse, DeleteVsClose; RingFreeVsAllocate for the ring) exercise steps 2-4, and

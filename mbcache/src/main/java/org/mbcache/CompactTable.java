@@ -801,15 +801,16 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
-     * Moves every slot of the delay ring to the free list, the oldest first, so the newest ends on
-     * top ({@link CompactDelayRing#take}; memory order as in {@link #free}); how many it moved. For
-     * {@link #allocate} once no other slot is left, and for tests and the stress races that want a
-     * freed slot reused at once. Allocation-free.
+     * Moves every slot of the delay ring to the free list, the newest first, so the oldest ends on
+     * top and is handed out first: the drained slots are reused in the order they were freed, each
+     * after all the others ({@link CompactDelayRing#take}; memory order as in {@link #free}); how
+     * many it moved. For {@link #allocate} once no other slot is left, and for tests and the stress
+     * races that want a freed slot reused soon. Allocation-free.
      */
     int drainDelayRing() {
         int moved = 0;
         int oldest = delayRing.oldest();
-        for (int i = 0; i < delayRing.size(); i++) {
+        for (int i = delayRing.size() - 1; i >= 0; i--) {
             int slot = delayRing.take(oldest + i);
             if (slot != 0) {
                 push(slot, slotPage(slot), valueIndex(slot));

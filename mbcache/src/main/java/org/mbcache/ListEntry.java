@@ -39,7 +39,7 @@ import java.lang.invoke.VarHandle;
  * in the cache's {@link HotCellTable} (whose places are the budget), given back when a hot entry
  * dies. {@code close()} kills every entry ({@link #kill}), which retires the cells of a hot one.
  */
-final class ListEntry implements CacheEntry, HotReferences.Host {
+final class ListEntry extends CachedPair implements HotReferences.Host {
     /**
      * The cache's side of its entries: what an entry needs from the cache that holds it, and nothing
      * else, so that the entry, the table and the LRU list depend on this interface, not on the
@@ -89,8 +89,6 @@ final class ListEntry implements CacheEntry, HotReferences.Host {
         }
     }
 
-    final int key;
-    final long value;
     /** The cache's side of the entry: its hot cells, its vote, its lifecycle (see {@link Owner}). */
     final Owner owner;
     /** Count and flags; see the class comment. Changed only by CAS. */
@@ -110,9 +108,8 @@ final class ListEntry implements CacheEntry, HotReferences.Host {
 
     /** A new entry at count 2: the cache's reference and the creator's, dropped once listed. */
     ListEntry(Owner owner, int key, long value, boolean reusable) {
+        super(key, value);
         this.owner = owner;
-        this.key = key;
-        this.value = value;
         // Plain store, not a volatile one (which would cost a full fence per create): the entry
         // reaches other threads only through a bucket unlock (release) or an append stack's CAS.
         STATE.set(this, 2 | (reusable ? REUSABLE : 0));
@@ -334,15 +331,6 @@ final class ListEntry implements CacheEntry, HotReferences.Host {
         lruNext = next;
     }
 
-    @Override
-    public int key() {
-        return key;
-    }
-
-    @Override
-    public long value() {
-        return value;
-    }
 
     @Override
     public boolean reusable() {
