@@ -201,13 +201,7 @@ class CompactBatchLookupTest {
     void aLookupThatThrowsPartWayGivesBackTheReferencesTakenBeforeIt() {
         try (CompactMbCache cache = cache(4, 1024)) {
             fill(cache, 10);
-            List<Long> held = new ArrayList<>();
-            for (int i = 0; i < HotReferences.MAX_HOT_ENTRIES; i++) { // spend the cache's hot-mode budget
-                assertTrue(cache.create(100 + i, i, true));
-                long other = cache.getHandle(100 + i, i);
-                assertTrue(HotEntries.makeHot(cache, other));
-                held.add(other);
-            }
+            List<Long> held = HotEntries.spendHotBudget(cache, 100); // the cache's hot-mode budget spent
             boolean saturated = false; // key 6's pair at the most references a cold count holds
             for (int i = 0; i < 1 << 16 && !saturated; i++) {
                 try {

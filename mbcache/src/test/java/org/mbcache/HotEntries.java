@@ -26,6 +26,30 @@ public final class HotEntries {
     }
 
     /**
+     * Spends a compact cache's hot-mode budget: creates {@link HotReferences#MAX_HOT_ENTRIES} pairs
+     * (keys {@code firstKey} and up, value the index), takes a handle of each and switches it hot.
+     * The caller releases the handles.
+     *
+     * @param cache the compact cache
+     * @param firstKey the first key, clear of the test's own keys
+     * @return the hot pairs' handles, held
+     */
+    public static java.util.List<Long> spendHotBudget(CompactMbCache cache, int firstKey) {
+        java.util.List<Long> hot = new java.util.ArrayList<>();
+        for (int i = 0; i < HotReferences.MAX_HOT_ENTRIES; i++) {
+            if (!cache.create(firstKey + i, i, true)) {
+                throw new AssertionError("pair " + (firstKey + i) + " was cached already");
+            }
+            long handle = cache.getHandle(firstKey + i, i);
+            if (!makeHot(cache, handle)) {
+                throw new AssertionError("pair " + (firstKey + i) + " did not switch to hot mode");
+            }
+            hot.add(handle);
+        }
+        return hot;
+    }
+
+    /**
      * Switches a held handle's slot to hot mode.
      *
      * @param cache the compact cache
