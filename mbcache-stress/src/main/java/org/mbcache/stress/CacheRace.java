@@ -124,8 +124,9 @@ abstract class CacheRace {
     }
 
     /**
-     * 1 if {@code get} of {@code held}'s pair answers {@code held} itself (a held entry is still cached,
-     * not freed and replaced by a twin), 0 if it answers nothing or another entry, -1 if nothing is held.
+     * 1 if {@code get} of {@code held}'s pair answers an entry equal to {@code held} (a held entry is
+     * still cached, not freed and replaced by a twin, which is not equal), 0 if it answers nothing or
+     * another entry, -1 if nothing is held.
      */
     int stillCached(CacheEntry held) {
         if (held == null) {
@@ -133,7 +134,7 @@ abstract class CacheRace {
         }
         CacheEntry again = cache.get(held.key(), held.value());
         releaseIfHeld(again);
-        return again == held ? 1 : 0;
+        return held.equals(again) ? 1 : 0;
     }
 
     /** The cache's entry count, as an int result value (a negative count shows as negative). */

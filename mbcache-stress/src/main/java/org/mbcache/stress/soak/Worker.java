@@ -398,13 +398,13 @@ final class Worker implements Runnable {
     }
 
     /**
-     * While this thread holds {@code entry}, {@code get} of its pair must answer that very entry: a held
-     * entry is never reclaimed or deleted (so never replaced by a new twin). Once {@code close()} has
+     * While this thread holds {@code entry}, {@code get} of its pair must answer an entry equal to it: a
+     * held entry is never reclaimed or deleted (so never replaced by a new twin, which is not equal). Once {@code close()} has
      * begun, every entry may go.
      */
     private void checkStillCached(CacheEntry entry) {
         CacheEntry again = took(cache().get(entry.key(), entry.value()));
-        boolean same = again == entry;
+        boolean same = entry.equals(again);
         if (again != null) {
             give(again);
         }
