@@ -37,7 +37,8 @@ import org.mbcache.internal.Snapshots;
  * light views of a handle: a new 32-byte object per lookup, which the cache does not keep, so a
  * cache used only through {@link DedupCache} still holds no object per entry, and its views die
  * young. Two views of one cached pair are {@linkplain Object#equals equal} (and have one hash
- * code), though not the same object; the contract promises equality, not identity. The primitive API ({@link #findFirstHandle}, {@link #getHandle},
+ * code), though not the same object; the contract promises equality, not identity. The primitive
+ * API ({@link #findFirstHandle}, {@link #getHandle},
  * {@link #deleteOrGetHandle}, {@link #findNextHandle}, {@link #release(long)} and the rest) hands
  * out {@code long} handles instead and allocates nothing: lookups, refused duplicates and new
  * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits, the slot's

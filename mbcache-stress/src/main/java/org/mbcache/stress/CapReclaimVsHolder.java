@@ -29,7 +29,7 @@ import org.mbcache.testing.Backend;
  * <p>Cap 2, one key (so one chain), full: A = ({@code KEY}, {@code OTHER_VALUE}) oldest, then
  * B = ({@code KEY}, {@code VALUE}). One actor looks A up with {@code get} and holds it; the other creates
  * two new pairs of the same key. Result: {@code r1} = the holder found A (1) or not (0, the cap reclaimed
- * it first); {@code r2} = with A held, {@code get} of A's pair answers that very entry (1) or not (0),
+ * it first); {@code r2} = with A held, {@code get} of A's pair answers an entry equal to it (1) or not (0),
  * nothing held (-1); {@code r3} = both creates inserted (1) and the holder's release was accepted (1),
  * else 0, or -99 if the cache refused the release (A was freed under its holder); {@code r4} =
  * {@code size()} at the end: the cap's 2, plus A if A was held while the creates ran and the

@@ -27,7 +27,7 @@ import org.mbcache.testing.Backend;
  *
  * <p>Two entries of one key, A = ({@code KEY}, {@code OTHER_VALUE}) older, P = ({@code KEY},
  * {@code VALUE}) newer, both reusable. Result: {@code r1} = what {@code findFirst} returned: P (2), A (1)
- * or nothing (0); {@code r2} = {@code get} of the held entry's pair answers that very entry (1), another
+ * or nothing (0); {@code r2} = {@code get} of the held entry's pair answers an entry equal to it (1), another
  * or none (0), nothing held (-1); {@code r3} = entries the pass freed; {@code r4} = {@code size()} once
  * the hit released its entry, or -99 if the cache refused that release.
  */

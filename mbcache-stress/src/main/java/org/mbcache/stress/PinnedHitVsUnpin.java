@@ -49,7 +49,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  * which drains the stack and lets Caffeine evict down to the bound.
  *
  * <p>Result: {@code r1} = the holder found A (1) or not (0); {@code r2} = with A held, {@code get} of
- * A's pair answers that very entry (1), another or none (0), nothing held (-1); {@code r3} =
+ * A's pair answers an entry equal to it (1), another or none (0), nothing held (-1); {@code r3} =
  * {@code size()} once A is given back, or -99 if the cache refused that release; {@code r4} =
  * {@code size()} after the arbiter's create of another key. {@code r2}, {@code r3} and {@code r4} are
  * all -98 if a call of the arbiter threw the cache's {@link AssertionError}: its eviction listener saw
