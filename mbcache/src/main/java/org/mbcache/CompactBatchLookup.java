@@ -7,19 +7,23 @@ import java.util.Objects;
 import org.mbcache.internal.Lifecycle;
 
 /**
- * {@link CompactMbCache#findFirstHandles}: many keys' {@code findFirstHandle} in one call, their
- * cache misses overlapped.
+ * {@link CompactMbCache#findFirstHandles} and {@link CompactMbCache#getHandles}: many keys'
+ * {@code findFirstHandle}, or many pairs' {@code getHandle}, in one call, their cache misses
+ * overlapped.
  *
  * <p><b>Contract.</b> For each {@code i} in {@code [0, keys.length)}, {@code handles[i]} is what
  * {@code findFirstHandle(keys[i])} returns: the handle of the newest reusable entry of the key,
  * referenced for the caller, or {@link CompactMbCache#NO_ENTRY}; the call returns how many were
- * found. Each key is one lookup of its own, by {@code findFirstHandle} itself (so whatever that
+ * found. By pair, {@code handles[i]} is what {@code getHandle(keys[i], values[i])} returns: the
+ * handle of the entry with exactly that pair, reusable or not, or {@code NO_ENTRY}. Each key is one
+ * lookup of its own, by {@code findFirstHandle} (or {@code getHandle}) itself (so whatever that
  * method puts into the handles it hands out, these get too), counted in the statistics as one hit
  * or miss; a key twice in a batch is looked up twice, and a hit gives the caller two references,
  * two handles to release. The lookups are not one atomic step: each sees the cache as it is when
- * that key is walked. {@code handles} past {@code keys.length} is not written. The arguments are
- * checked before any reference is taken: {@link NullPointerException} for a null array,
- * {@link IllegalArgumentException} if {@code handles} is shorter than {@code keys}, then
+ * that key is walked. {@code handles} past {@code keys.length} is not written, nor is any array
+ * past it read. The arguments are checked before any reference is taken:
+ * {@link NullPointerException} for a null array, {@link IllegalArgumentException} if
+ * {@code values} or {@code handles} is shorter than {@code keys}, then
  * {@link IllegalStateException} if the cache is closed. A lookup that throws part-way (a
  * {@code close()} racing the batch; a pair held by more callers than a cold slot counts) leaves
  * the caller nothing to release: the references the call took are given back first (where the
@@ -52,15 +56,39 @@ final class CompactBatchLookup {
     private CompactBatchLookup() {}
 
     /**
-     * The batch (see the class comment): the arguments checked, then each group of {@link #GROUP}
-     * keys touched and walked by {@code cache.findFirstHandle}.
+     * The batch by key (see the class comment): the arguments checked, then each group of
+     * {@link #GROUP} keys touched and walked by {@code cache.findFirstHandle}.
      *
      * @return how many keys were found
      */
     static int findFirstHandles(CompactMbCache cache, CompactTable table, Lifecycle lifecycle, int[] keys,
                                 long[] handles) {
+        return lookUp(cache, table, lifecycle, keys, null, handles);
+    }
+
+    /**
+     * The batch by pair: as {@link #findFirstHandles}, each pair walked by
+     * {@code cache.getHandle(keys[i], values[i])}.
+     *
+     * @return how many pairs were found
+     */
+    static int getHandles(CompactMbCache cache, CompactTable table, Lifecycle lifecycle, int[] keys, long[] values,
+                          long[] handles) {
+        Objects.requireNonNull(values, "values");
+        return lookUp(cache, table, lifecycle, keys, values, handles);
+    }
+
+    /**
+     * Both batches: by key where {@code values} is null, else by pair. The arguments are checked
+     * before any reference is taken.
+     */
+    private static int lookUp(CompactMbCache cache, CompactTable table, Lifecycle lifecycle, int[] keys,
+                              long[] values, long[] handles) {
         Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(handles, "handles");
+        if (values != null && values.length < keys.length) {
+            throw new IllegalArgumentException("values is shorter than keys: " + values.length + " < " + keys.length);
+        }
         if (handles.length < keys.length) {
             throw new IllegalArgumentException("handles is shorter than keys: " + handles.length + " < " + keys.length);
         }
@@ -72,7 +100,8 @@ final class CompactBatchLookup {
                 int end = Math.min(keys.length, done + GROUP);
                 table.consume(touch(table, keys, done, end) + touchSlots(table, keys, done, end));
                 for (; done < end; done++) {
-                    long handle = cache.findFirstHandle(keys[done]);
+                    long handle = values == null ? cache.findFirstHandle(keys[done])
+                            : cache.getHandle(keys[done], values[done]);
                     handles[done] = handle;
                     found += handle != NO_ENTRY ? 1 : 0;
                 }

@@ -439,6 +439,24 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     /**
+     * {@link #getHandle} of many pairs, their cache misses overlapped as {@link #findFirstHandles}'
+     * are: {@code handles[i]} is what {@code getHandle(keys[i], values[i])} returns, each pair one
+     * lookup, counted as one; allocates nothing. If a lookup throws (a racing {@code close()}), the
+     * references taken go back and {@code handles} is {@link #NO_ENTRY}.
+     *
+     * @param keys the content hashes
+     * @param values the ids paired with them, {@code values[i]} with {@code keys[i]}
+     * @param handles gets, at {@code i}, the handle {@code getHandle(keys[i], values[i])} returns
+     * @return how many were found
+     * @throws NullPointerException if an array is null
+     * @throws IllegalArgumentException if {@code values} or {@code handles} is shorter than {@code keys}
+     * @throws IllegalStateException if the cache is closed
+     */
+    public int getHandles(int[] keys, long[] values, long[] handles) {
+        return CompactBatchLookup.getHandles(this, table, lifecycle, keys, values, handles);
+    }
+
+    /**
      * The primitive {@link #findNext}: the next reusable entry of the key older than {@code handle}'s
      * (from the chain head if it left the chain); releases {@code handle} in all cases.
      *
