@@ -14,8 +14,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.management.ListenerNotFoundException;
+import javax.management.Notification;
 import javax.management.NotificationEmitter;
+import javax.management.NotificationListener;
 import javax.management.openmbean.CompositeData;
 import org.mbcache.CacheEntry;
 import org.mbcache.CompactMbCache;
@@ -27,7 +31,8 @@ import org.mbcache.DedupCache;
  * fastutil's {@code Int2LongOpenHashMap} (the floor of a plain primitive map). One JVM per backend
  * and size, its heap about twice what the structure is expected to retain (so the GC line shows
  * what a right-sized heap pays). Each JVM fills the structure with {@code n} random keys (bound
- * {@code maxEntries = n}), then measures, single-threaded, medians of 5 rounds of 2^20 operations:
+ * {@code maxEntries = n}), then measures medians of 5 rounds of 2^20 operations, one thread unless a
+ * row says otherwise:
  * <ul>
  *   <li>{@code B/entry}: the heap retained per entry after a full collection (index and slack
  *       included);</li>
@@ -41,9 +46,18 @@ import org.mbcache.DedupCache;
  *       {@code putIfAbsent} of a present key);</li>
  *   <li>{@code churn}: a create of a new pair at the bound, its reclaim included (reclaim runs on
  *       the creating thread); the maps put the new key and remove the oldest, a FIFO, the floor;</li>
- *   <li>B/op of each, from the thread's allocation counter;</li>
+ *   <li>{@code hit2t}, {@code miss2t}: the {@code hit} and {@code miss} loops run by two threads at
+ *       once over the same structure, started together, each its own key order (the second starts
+ *       half-way through the keys) and its own 2^20 operations; ns per operation per thread, the
+ *       slower thread's time each round, the median over the rounds. Every backend here may be read
+ *       by two threads at once (see {@link Subject#lookup}), so no backend skips them;</li>
+ *   <li>B/op of each single-threaded row, from the thread's allocation counter;</li>
  *   <li>a GC line while churning for 3 s: young and full pauses (count, total, longest, from the
- *       collectors' notifications) and the process CPU spent outside the measuring thread.</li>
+ *       collectors' notifications) and the process CPU spent outside the measuring thread;</li>
+ *   <li>{@code runGcPauses}, {@code runGcMaxMs}: the stop-the-world pauses over the whole child
+ *       (filling, every measured loop, the GC line): count and longest, from the same notifications
+ *       ({@link GcPauses}); the explicit collections that measure {@code B/entry} are not among
+ *       them.</li>
  * </ul>
  * Backends: every {@link org.mbcache.testing.Backend} label (the compact layout as
  * {@code compact}, through its primitive API, and {@code compact-api}, through {@link DedupCache}),
@@ -66,13 +80,16 @@ public final class ScaleBench {
     static final int BATCH = 16;
     private static final int ROUNDS = 5;
 
-    /** Expected retained bytes per entry, for sizing each child's heap. */
+    /**
+     * Expected retained bytes per entry, for sizing each child's heap (about twice {@code n} times
+     * this). {@code compact-api} retains what {@code compact} does: the {@link DedupCache} face keeps
+     * no object per entry, it hands out short-lived views.
+     */
     private static long expectedBytesPerEntry(String backend) {
         switch (backend) {
             case "compact":
-                return 32;
             case "compact-api":
-                return 80;
+                return 32;
             case "fastutil":
             case "counted":
                 return 40;
@@ -114,7 +131,11 @@ public final class ScaleBench {
     /** What {@code scale --help} prints, and a refused command line after its message. */
     static final String USAGE = "usage: java -jar mbcache-bench.jar scale [--sizes N,...] [--jvm-arg ARG]... [BACKEND...]\n"
             + "  sizes: entry counts, at least 1,000 each (default 100000,1000000)\n"
-            + "  backends: any of " + knownBackends() + " (default " + BACKENDS + ")";
+            + "  backends: any of " + knownBackends() + " (default " + BACKENDS + ")\n"
+            + "  hit2t, miss2t: hit and miss by two threads at once over the same structure, ns/op per thread\n"
+            + "    (each thread's time over its own " + OPS + " operations; the slower thread's, median of " + ROUNDS + " rounds)\n"
+            + "  runGcPauses, runGcMaxMs: stop-the-world pauses over the whole child (fill, every loop, the GC line),\n"
+            + "    count and longest in ms; the explicit System.gc() calls that measure B/entry are not counted";
 
     /** Every backend label a child JVM understands: {@link #BACKENDS} and every {@code Backend} label. */
     static List<String> knownBackends() {
@@ -243,8 +264,9 @@ public final class ScaleBench {
      */
     static String table(List<Map<String, String>> rows) {
         StringBuilder out = new StringBuilder();
-        String[] columns = {"backend", "n", "B/entry", "hit", "batch-hit", "miss", "dup", "churn", "hitB/op", "batch-hitB/op", "missB/op",
-                "dupB/op", "churnB/op", "gcPauses", "gcTotalMs", "gcMaxMs", "otherCpuMs"};
+        String[] columns = {"backend", "n", "B/entry", "hit", "batch-hit", "miss", "dup", "churn", "hit2t", "miss2t", "hitB/op",
+                "batch-hitB/op", "missB/op", "dupB/op", "churnB/op", "gcPauses", "gcTotalMs", "gcMaxMs", "otherCpuMs",
+                "runGcPauses", "runGcMaxMs"};
         out.append("| ").append(String.join(" | ", columns)).append(" |\n");
         out.append("|").append(" --- |".repeat(columns.length)).append("\n");
         for (Map<String, String> row : rows) {
@@ -255,7 +277,9 @@ public final class ScaleBench {
             out.append('\n');
         }
         out.append("\nTimes in ns/op (median of ").append(ROUNDS).append(" rounds of ").append(OPS)
-                .append(" operations, one thread).\n");
+                .append(" operations, one thread; hit2t and miss2t: two threads at once, each its own ").append(OPS)
+                .append(" operations, the slower thread's time). gc*: 3 s of churn; runGc*: the whole child, "
+                        + "its explicit collections left out.\n");
         rows.stream().map(r -> r.get("n")).distinct().forEach(n -> {
             Map<String, Map<String, String>> at = new LinkedHashMap<>();
             rows.stream().filter(r -> r.get("n").equals(n)).forEach(r -> at.put(r.get("backend"), r));
@@ -283,6 +307,13 @@ public final class ScaleBench {
             for (String op : new String[] {"hit", "miss", "dup", "churn"}) {
                 compare(lines, at, "compact", op, "mbcache", op,
                         "mbcache's (the same kernel port with an object per entry; below 1: the compact layout is faster)");
+            }
+            for (String backend : new String[] {"compact", "mbcache", "fastutil", "counted"}) {
+                for (String op : new String[] {"hit", "miss"}) {
+                    compare(lines, at, backend, op + "2t", backend, op, backend + "'s " + op + " (2-thread time over "
+                            + "1-thread time: two threads at once over the same structure, the slower one's ns/op, over one "
+                            + "thread alone; 1: the second thread costs the first nothing)");
+                }
             }
             if (lines.length() > 0) {
                 out.append(String.format(Locale.ROOT, "%nAt %,d entries, each figure is one time over another from this run "
@@ -314,7 +345,14 @@ public final class ScaleBench {
     abstract static class Subject {
         abstract void create(int key, long value);
 
-        /** A lookup of {@code key}, released; 1 if found. */
+        /**
+         * A lookup of {@code key}, released; 1 if found. {@code hit2t} and {@code miss2t} call it from
+         * two threads at once, with no other operation running: every subject here allows that. The
+         * caches and {@code chm} are thread-safe; {@code fastutil}'s get only reads, and its map does not
+         * change while they run; {@code counted} and {@code fastutil-counted} write only a reference
+         * count, by CAS, and {@code counted} moves no entry during a lookup. A subject that could not
+         * be read so would have to skip those rows.
+         */
         abstract int lookup(int key);
 
         /** A create of a pair that is cached (or a putIfAbsent of a present key); 1 if refused. */
@@ -550,6 +588,84 @@ public final class ScaleBench {
         }
     }
 
+    /**
+     * The stop-the-world collector pauses from {@link #start()} to {@link #close()}: count, total and
+     * longest, summed from the collectors' notifications (which arrive on another thread). A
+     * concurrent phase is not a pause and is skipped; so is a collection whose cause is
+     * {@code System.gc()}, the child's own explicit collections that measure what the structure
+     * retains (told apart by their cause, where a flag set around the calls would race with the
+     * late notifications).
+     */
+    static final class GcPauses implements AutoCloseable {
+        /** The cause a collector gives a collection that {@code System.gc()} asked for. */
+        static final String EXPLICIT_CAUSE = "System.gc()";
+
+        private final AtomicLong pauses = new AtomicLong();
+        private final AtomicLong totalMs = new AtomicLong();
+        private final AtomicLong maxMs = new AtomicLong();
+        private final List<NotificationEmitter> emitters = new ArrayList<>();
+        private final NotificationListener listener = this::notified;
+
+        private GcPauses() {}
+
+        /** Listens to every collector from now on. */
+        static GcPauses start() {
+            GcPauses gc = new GcPauses();
+            for (GarbageCollectorMXBean collector : ManagementFactory.getGarbageCollectorMXBeans()) {
+                if (collector instanceof NotificationEmitter) {
+                    ((NotificationEmitter) collector).addNotificationListener(gc.listener, null, null);
+                    gc.emitters.add((NotificationEmitter) collector);
+                }
+            }
+            return gc;
+        }
+
+        private void notified(Notification notification, Object handback) {
+            if (!GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION.equals(notification.getType())) {
+                return;
+            }
+            GarbageCollectionNotificationInfo info =
+                    GarbageCollectionNotificationInfo.from((CompositeData) notification.getUserData());
+            if (info.getGcName().contains("Concurrent") || info.getGcAction().contains("concurrent")
+                    || EXPLICIT_CAUSE.equals(info.getGcCause())) {
+                return;
+            }
+            long ms = info.getGcInfo().getDuration();
+            pauses.incrementAndGet();
+            totalMs.addAndGet(ms);
+            maxMs.accumulateAndGet(ms, Math::max);
+        }
+
+        /** Waits 200 ms for the last notifications, then stops listening; the figures are final after it. */
+        @Override
+        public void close() {
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            for (NotificationEmitter emitter : emitters) {
+                try {
+                    emitter.removeNotificationListener(listener);
+                } catch (ListenerNotFoundException ignored) {
+                    // not registered: nothing to remove
+                }
+            }
+        }
+
+        long pauses() {
+            return pauses.get();
+        }
+
+        long totalMs() {
+            return totalMs.get();
+        }
+
+        long maxMs() {
+            return maxMs.get();
+        }
+    }
+
     /** One backend at one size, in a JVM of its own. */
     public static final class Child {
         private Child() {}
@@ -565,6 +681,7 @@ public final class ScaleBench {
          * @param args {@code BACKEND N [GC_LINE]} ({@code GC_LINE}: {@code false} skips the GC line)
          */
         public static void main(String[] args) {
+            GcPauses run = GcPauses.start();
             String backend = args[0];
             long n = Long.parseLong(args[1]);
             boolean gcLine = args.length < 3 || Boolean.parseBoolean(args[2]);
@@ -613,6 +730,20 @@ public final class ScaleBench {
                 }
                 return found;
             });
+            measureTwoThreads(row, "hit2t", from -> {
+                int found = 0;
+                for (int i = 0; i < OPS; i++) {
+                    found += subject.lookup(hits[(from + i) & mask]);
+                }
+                return found;
+            });
+            measureTwoThreads(row, "miss2t", from -> {
+                int found = 0;
+                for (int i = 0; i < OPS; i++) {
+                    found += subject.lookup(misses[(from + i) & mask]);
+                }
+                return found;
+            });
             measure(row, "dup", () -> {
                 int refused = 0;
                 for (int i = 0; i < OPS; i++) {
@@ -631,6 +762,9 @@ public final class ScaleBench {
             if (gcLine) {
                 gcLine(row, subject, next, n);
             }
+            run.close();
+            row.put("runGcPauses", Long.toString(run.pauses()));
+            row.put("runGcMaxMs", Long.toString(run.maxMs()));
             subject.close();
             StringBuilder line = new StringBuilder(PREFIX);
             row.forEach((k, v) -> line.append(k).append('=').append(v).append(' '));
@@ -659,31 +793,59 @@ public final class ScaleBench {
             row.put(name + "B/op", format(allocated / (double) OPS));
         }
 
+        /** One thread's loop of 2^20 operations, starting at {@code from} in its keys. */
+        interface ThreadLoop {
+            long run(int from);
+        }
+
+        /**
+         * {@code loop} by two threads at once, released together by a barrier, the second starting
+         * half-way through the keys: per round, the slower thread's time over its 2^20
+         * operations; the row gets the median over the rounds.
+         */
+        private static void measureTwoThreads(Map<String, String> row, String name, ThreadLoop loop) {
+            double[] times = new double[ROUNDS];
+            for (int round = 0; round < ROUNDS; round++) {
+                CyclicBarrier start = new CyclicBarrier(2);
+                long[] nanos = new long[2];
+                long[] results = new long[2];
+                Throwable[] failures = new Throwable[2];
+                Thread[] threads = new Thread[2];
+                for (int t = 0; t < 2; t++) {
+                    int id = t;
+                    threads[t] = new Thread(() -> {
+                        try {
+                            start.await();
+                            long t0 = System.nanoTime();
+                            results[id] = loop.run(id * (OPS / 2));
+                            nanos[id] = System.nanoTime() - t0;
+                        } catch (Throwable failure) {
+                            failures[id] = failure;
+                        }
+                    }, "scale-" + name + "-" + t);
+                    threads[t].start();
+                }
+                for (int t = 0; t < 2; t++) {
+                    try {
+                        threads[t].join();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException(name + " interrupted", e);
+                    }
+                    if (failures[t] != null) {
+                        throw new IllegalStateException(name + ": thread " + t + " failed", failures[t]);
+                    }
+                }
+                sink += results[0] + results[1]; // join: the threads' writes are visible here
+                times[round] = Math.max(nanos[0], nanos[1]) / (double) OPS;
+            }
+            Arrays.sort(times);
+            row.put(name, format(times[ROUNDS / 2]));
+        }
+
         /** Churns for 3 s while the collectors' notifications are summed. */
         private static void gcLine(Map<String, String> row, Subject subject, long[] next, long n) {
-            AtomicLong pauses = new AtomicLong();
-            AtomicLong totalMs = new AtomicLong();
-            AtomicLong maxMs = new AtomicLong();
-            List<NotificationEmitter> emitters = new ArrayList<>();
-            javax.management.NotificationListener listener = (notification, handback) -> {
-                if (GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION.equals(notification.getType())) {
-                    GarbageCollectionNotificationInfo info =
-                            GarbageCollectionNotificationInfo.from((CompositeData) notification.getUserData());
-                    if (info.getGcName().contains("Concurrent") || info.getGcAction().contains("concurrent")) {
-                        return;
-                    }
-                    long ms = info.getGcInfo().getDuration();
-                    pauses.incrementAndGet();
-                    totalMs.addAndGet(ms);
-                    maxMs.accumulateAndGet(ms, Math::max);
-                }
-            };
-            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-                if (gc instanceof NotificationEmitter) {
-                    ((NotificationEmitter) gc).addNotificationListener(listener, null, null);
-                    emitters.add((NotificationEmitter) gc);
-                }
-            }
+            GcPauses pauses = GcPauses.start();
             com.sun.management.OperatingSystemMXBean os =
                     (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
             long cpu0 = os.getProcessCpuTime();
@@ -698,22 +860,11 @@ public final class ScaleBench {
                 ops += 4096;
             }
             long other = (os.getProcessCpuTime() - cpu0) - (THREADS.getCurrentThreadCpuTime() - own0);
-            try {
-                Thread.sleep(200); // the last notifications arrive on another thread
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            for (NotificationEmitter emitter : emitters) {
-                try {
-                    emitter.removeNotificationListener(listener);
-                } catch (javax.management.ListenerNotFoundException ignored) {
-                    // not registered: nothing to remove
-                }
-            }
+            pauses.close();
             row.put("gcChurnOps", Long.toString(ops));
-            row.put("gcPauses", Long.toString(pauses.get()));
-            row.put("gcTotalMs", Long.toString(totalMs.get()));
-            row.put("gcMaxMs", Long.toString(maxMs.get()));
+            row.put("gcPauses", Long.toString(pauses.pauses()));
+            row.put("gcTotalMs", Long.toString(pauses.totalMs()));
+            row.put("gcMaxMs", Long.toString(pauses.maxMs()));
             row.put("otherCpuMs", Long.toString(other / 1_000_000));
         }
 

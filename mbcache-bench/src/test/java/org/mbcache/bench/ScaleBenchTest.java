@@ -6,13 +6,18 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The {@code scale} command's arguments, checked before any child JVM starts, and its table's words. */
+/**
+ * The {@code scale} command's arguments, checked before any child JVM starts, its table's columns and
+ * words, and the pauses its child counts.
+ */
 class ScaleBenchTest {
 
     @Test
@@ -37,6 +42,8 @@ class ScaleBenchTest {
         assertNull(ScaleBench.Options.parse(new String[] {"compact", "--help"}));
         assertTrue(ScaleBench.USAGE.contains("fastutil-counted"), ScaleBench.USAGE);
         assertTrue(ScaleBench.USAGE.contains(", counted,"), ScaleBench.USAGE);
+        assertTrue(ScaleBench.USAGE.contains("hit2t, miss2t: "), ScaleBench.USAGE);
+        assertTrue(ScaleBench.USAGE.contains("runGcPauses, runGcMaxMs: "), ScaleBench.USAGE);
     }
 
     @Test
@@ -98,6 +105,70 @@ class ScaleBenchTest {
         assertTrue(table.contains(String.format(Locale.ROOT, "- compact churn = %.2fx mbcache's (the same kernel port with an "
                 + "object per entry; below 1: the compact layout is faster)", 390 / 1003.0)), table);
         assertFalse(table.toLowerCase(Locale.ROOT).contains("target"), table);
+    }
+
+    @Test
+    void theTableHasTheTwoThreadAndRunWideColumnsAndComparesTwoThreadsWithOne() {
+        Map<String, String> compact = row("compact", "286", "21.7", "300", "390");
+        compact.put("hit2t", "343");
+        compact.put("miss2t", "21.7");
+        compact.put("runGcPauses", "3");
+        compact.put("runGcMaxMs", "12");
+        Map<String, String> fastutil = row("fastutil", "26.2", "18.1", "20.0", "107");
+        fastutil.put("hit2t", "39.3");
+        Map<String, String> counted = row("counted", "52.0", "18.0", "20.0", "90.0");
+        counted.put("miss2t", "27.0");
+        Map<String, String> api = row("compact-api", "300", "22.0", "310", "400");
+        api.put("hit2t", "360");
+        String table = ScaleBench.table(List.of(compact, fastutil, counted, api));
+        assertTrue(table.startsWith("| backend | n | B/entry | hit | batch-hit | miss | dup | churn | hit2t | miss2t | hitB/op |"),
+                table);
+        assertTrue(table.contains("| otherCpuMs | runGcPauses | runGcMaxMs |\n"), table);
+        assertTrue(table.contains("| compact | 1000000 |  | 286 | 286 | 21.7 | 300 | 390 | 343 | 21.7 |"), table);
+        assertTrue(table.contains(" | 3 | 12 |\n"), table);
+        String words = " (2-thread time over 1-thread time: two threads at once over the same structure, the slower one's "
+                + "ns/op, over one thread alone; 1: the second thread costs the first nothing)";
+        assertTrue(table.contains(String.format(Locale.ROOT, "- compact hit2t = %.2fx compact's hit", 343 / 286.0) + words),
+                table);
+        assertTrue(table.contains("- compact miss2t = 1.00x compact's miss" + words), table);
+        assertTrue(table.contains("- fastutil hit2t = 1.50x fastutil's hit" + words), table);
+        assertTrue(table.contains("- counted miss2t = 1.50x counted's miss" + words), table);
+        assertFalse(table.contains("fastutil miss2t"), table);
+        assertFalse(table.contains("counted hit2t"), table);
+        assertFalse(table.contains("compact-api hit2t"), table);
+    }
+
+    @Test
+    void theRunsPausesLeaveOutExplicitCollectionsAndCountTheOthers() {
+        ScaleBench.GcPauses explicit = ScaleBench.GcPauses.start();
+        System.gc();
+        System.gc();
+        explicit.close();
+        assertEquals(0, explicit.pauses(), "System.gc() is the retained-memory measurement's, not a pause of the run");
+
+        ScaleBench.GcPauses allocation = ScaleBench.GcPauses.start();
+        long before = collections();
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (collections() == before && System.nanoTime() < deadline) {
+            for (int i = 0; i < 1024; i++) {
+                garbage = new byte[4096];
+            }
+        }
+        allocation.close();
+        assertTrue(collections() > before, "no collection in 20 s of allocation");
+        assertTrue(allocation.pauses() >= 1, "the collection allocation caused is not counted");
+        assertTrue(allocation.maxMs() <= allocation.totalMs());
+    }
+
+    /** Where the allocation loop's arrays go, so that they are not eliminated. */
+    static volatile byte[] garbage;
+
+    private static long collections() {
+        long count = 0;
+        for (GarbageCollectorMXBean collector : ManagementFactory.getGarbageCollectorMXBeans()) {
+            count += Math.max(0, collector.getCollectionCount());
+        }
+        return count;
     }
 
     @Test
