@@ -725,15 +725,29 @@ public final class CompactMbCache extends KernelPortCache {
     // ---------------------------------------------------------------------------------------------
 
     /**
-     * A new view of a held handle ({@link CompactEntry#of}); if making it throws, the caller's
-     * reference is given back first.
+     * A new view of a held handle of a pair of {@code key} ({@link CompactEntry#of}), or
+     * {@code null} for {@link #NO_ENTRY}; if making it throws, the caller's reference is given back
+     * first.
      */
-    private CacheEntry entryFor(long handle) {
+    private CacheEntry entryFor(long handle, int key) {
         if (handle == NO_ENTRY) {
             return null;
         }
         try {
-            return CompactEntry.of(this, table, handle);
+            return CompactEntry.of(this, table, handle, key);
+        } catch (Throwable failure) {
+            releaseHandle(handle);
+            throw failure;
+        }
+    }
+
+    /** {@link #entryFor(long, int)} of the pair ({@code key}, {@code value}): nothing to read from the slot. */
+    private CacheEntry entryFor(long handle, int key, long value) {
+        if (handle == NO_ENTRY) {
+            return null;
+        }
+        try {
+            return new CompactEntry(this, handle, key, value);
         } catch (Throwable failure) {
             releaseHandle(handle);
             throw failure;
@@ -748,27 +762,28 @@ public final class CompactMbCache extends KernelPortCache {
     @Override
     public CacheEntry findFirst(int key) {
         ensureOpen();
-        return entryFor(countLookup(CompactWalk.find(table, key, 0, false, 0)));
+        return entryFor(countLookup(CompactWalk.find(table, key, 0, false, 0)), key);
     }
 
     /** {@inheritDoc} */
     @Override
     public CacheEntry findNext(CacheEntry entry) {
         ensureOpen();
-        return entryFor(findNextHandle(ownHandle(entry)));
+        long handle = ownHandle(entry);
+        return entryFor(findNextHandle(handle), entry.key());
     }
 
     /** {@inheritDoc} */
     @Override
     public CacheEntry get(int key, long value) {
         ensureOpen();
-        return entryFor(countLookup(CompactWalk.find(table, key, value, true, 0)));
+        return entryFor(countLookup(CompactWalk.find(table, key, value, true, 0)), key, value);
     }
 
     /** {@inheritDoc} */
     @Override
     public CacheEntry deleteOrGet(int key, long value) {
-        return entryFor(deleteOrGetHandle(key, value));
+        return entryFor(deleteOrGetHandle(key, value), key, value);
     }
 
     /** {@inheritDoc} */
