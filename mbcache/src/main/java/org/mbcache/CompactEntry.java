@@ -58,19 +58,6 @@ final class CompactEntry extends CachedPair {
     }
 
     /**
-     * A new view of a held handle of a pair of {@code key} (the key the lookup matched, so not read
-     * again); its value is read from the slot, which the caller's reference keeps (a slot's value
-     * changes only when the slot is reused, after its last reference). The slot's meta word, which
-     * the lookup's CAS has just written, is not read again: the hit through {@code DedupCache} then
-     * does the work of the hit through a handle, plus the view and one load.
-     * Allocates the view, nothing else.
-     */
-    static CompactEntry of(CompactMbCache cache, CompactTable table, long handle, int key) {
-        int slot = (int) handle;
-        return new CompactEntry(cache, handle, key, table.slotPage(slot)[table.valueIndex(slot)]);
-    }
-
-    /**
      * The handle of {@code entry}, one of {@code cache}'s entry objects.
      *
      * @throws NullPointerException if {@code entry} is null

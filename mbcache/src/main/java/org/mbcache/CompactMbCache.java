@@ -725,23 +725,20 @@ public final class CompactMbCache extends KernelPortCache {
     // ---------------------------------------------------------------------------------------------
 
     /**
-     * A new view of a held handle of a pair of {@code key} ({@link CompactEntry#of}), or
-     * {@code null} for {@link #NO_ENTRY}; if making it throws, the caller's reference is given back
-     * first.
+     * A new view of a held handle of a pair of {@code key} (the key the lookup matched), or
+     * {@code null} for {@link #NO_ENTRY}: its value read from the slot, which the caller's reference
+     * keeps (a slot's value changes only when the slot is reused, after its last reference). The
+     * slot's meta word, which the lookup's CAS has just written, is not read again.
      */
     private CacheEntry entryFor(long handle, int key) {
-        if (handle == NO_ENTRY) {
-            return null;
-        }
-        try {
-            return CompactEntry.of(this, table, handle, key);
-        } catch (Throwable failure) {
-            releaseHandle(handle);
-            throw failure;
-        }
+        return handle == NO_ENTRY ? null
+                : entryFor(handle, key, table.slotPage((int) handle)[table.valueIndex((int) handle)]);
     }
 
-    /** {@link #entryFor(long, int)} of the pair ({@code key}, {@code value}): nothing to read from the slot. */
+    /**
+     * A new view of a held handle of the pair ({@code key}, {@code value}), or {@code null} for
+     * {@link #NO_ENTRY}; if making it throws, the caller's reference is given back first.
+     */
     private CacheEntry entryFor(long handle, int key, long value) {
         if (handle == NO_ENTRY) {
             return null;

@@ -22,11 +22,6 @@ class CompactBatchGetTest {
 
     private static final long NO_ENTRY = CompactMbCache.NO_ENTRY;
 
-    private static CompactMbCache cache(int bucketBits, long maxEntries) {
-        return CompactMbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries).executor(Runnable::run)
-                .hashSeed(7).build();
-    }
-
     /** Keys {@code 0..present-1}, value {@code key * 10}, one in four not reusable, one in five with a second value. */
     private static void fill(CompactMbCache cache, int present) {
         for (int key = 0; key < present; key++) {
@@ -47,7 +42,7 @@ class CompactBatchGetTest {
 
     @Test
     void eachHandleIsWhatGetHandleReturnsForItsPairOverPresentAbsentAndNonReusablePairs() {
-        try (CompactMbCache cache = cache(8, 1 << 14)) {
+        try (CompactMbCache cache = CompactBatchLookupTest.cache(8, 1 << 14)) {
             fill(cache, 2000);
             SplittableRandom random = new SplittableRandom(5);
             int[] keys = new int[1000];
@@ -76,7 +71,7 @@ class CompactBatchGetTest {
 
     @Test
     void aPairThatIsNotReusableIsFoundByPair() {
-        try (CompactMbCache cache = cache(4, 1024)) {
+        try (CompactMbCache cache = CompactBatchLookupTest.cache(4, 1024)) {
             fill(cache, 10);
             long[] handles = new long[1];
             assertEquals(1, cache.getHandles(new int[] {3}, new long[] {30}, handles));
@@ -87,7 +82,7 @@ class CompactBatchGetTest {
 
     @Test
     void theStatisticsCountEveryPairAsOneLookup() {
-        try (CompactMbCache cache = cache(4, 1024)) {
+        try (CompactMbCache cache = CompactBatchLookupTest.cache(4, 1024)) {
             fill(cache, 10);
             CacheStats before = cache.stats();
             long[] handles = new long[3];
@@ -101,7 +96,7 @@ class CompactBatchGetTest {
 
     @Test
     void valuesShorterThanKeysAreRefusedBeforeAnyReferenceIsTaken() {
-        try (CompactMbCache cache = cache(4, 1024)) {
+        try (CompactMbCache cache = CompactBatchLookupTest.cache(4, 1024)) {
             fill(cache, 10);
             long[] handles = new long[3];
             assertThrows(IllegalArgumentException.class,
@@ -113,7 +108,7 @@ class CompactBatchGetTest {
 
     @Test
     void handlesShorterThanKeysAreRefused() {
-        try (CompactMbCache cache = cache(4, 1024)) {
+        try (CompactMbCache cache = CompactBatchLookupTest.cache(4, 1024)) {
             fill(cache, 10);
             assertThrows(IllegalArgumentException.class,
                     () -> cache.getHandles(new int[] {1, 2}, new long[] {10, 20}, new long[1]));
@@ -123,7 +118,7 @@ class CompactBatchGetTest {
 
     @Test
     void nullArraysAreRefused() {
-        try (CompactMbCache cache = cache(4, 1024)) {
+        try (CompactMbCache cache = CompactBatchLookupTest.cache(4, 1024)) {
             assertThrows(NullPointerException.class, () -> cache.getHandles(null, new long[1], new long[1]));
             assertThrows(NullPointerException.class, () -> cache.getHandles(new int[1], null, new long[1]));
             assertThrows(NullPointerException.class, () -> cache.getHandles(new int[1], new long[1], null));
@@ -132,7 +127,7 @@ class CompactBatchGetTest {
 
     @Test
     void aClosedCacheThrows() {
-        CompactMbCache cache = cache(4, 1024);
+        CompactMbCache cache = CompactBatchLookupTest.cache(4, 1024);
         fill(cache, 10);
         cache.close();
         assertThrows(IllegalStateException.class, () -> cache.getHandles(new int[] {1}, new long[] {10}, new long[1]));
@@ -140,18 +135,9 @@ class CompactBatchGetTest {
 
     @Test
     void aLookupThatThrowsPartWayGivesBackTheReferencesTakenBeforeIt() {
-        try (CompactMbCache cache = cache(4, 1024)) {
+        try (CompactMbCache cache = CompactBatchLookupTest.cache(4, 1024)) {
             fill(cache, 10);
-            List<Long> held = HotEntries.spendHotBudget(cache, 100); // the cache's hot-mode budget spent
-            boolean saturated = false; // pair (6, 60) at the most references a cold count holds
-            for (int i = 0; i < 1 << 16 && !saturated; i++) {
-                try {
-                    held.add(cache.getHandle(6, 60));
-                } catch (IllegalStateException full) {
-                    saturated = true;
-                }
-            }
-            assertTrue(saturated, "a cold pair that cannot go hot refuses references past its count");
+            List<Long> held = CompactBatchLookupTest.holdPair6UntilSaturated(cache);
             long[] handles = {7, 7, 7, 7, 7};
             assertThrows(IllegalStateException.class,
                     () -> cache.getHandles(new int[] {1, 2, 6, 4}, new long[] {10, 20, 60, 40}, handles));

@@ -25,7 +25,8 @@ class CompactBatchLookupTest {
 
     private static final long NO_ENTRY = CompactMbCache.NO_ENTRY;
 
-    private static CompactMbCache cache(int bucketBits, long maxEntries) {
+    /** A cache whose reclaim runs on the caller, seeded; {@link CompactBatchGetTest} uses it too. */
+    static CompactMbCache cache(int bucketBits, long maxEntries) {
         return CompactMbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries).executor(Runnable::run)
                 .hashSeed(42).build();
     }
@@ -197,20 +198,30 @@ class CompactBatchLookupTest {
         assertThrows(IllegalStateException.class, () -> cache.findFirstHandles(new int[0], new long[0]));
     }
 
+    /**
+     * Spends the cache's hot-mode budget, then takes references to pair (6, 60) until its cold count
+     * is full and the next lookup of it throws: a lookup that fails part-way through a batch. The
+     * references held, to release at the end; {@link CompactBatchGetTest} uses it too.
+     */
+    static List<Long> holdPair6UntilSaturated(CompactMbCache cache) {
+        List<Long> held = HotEntries.spendHotBudget(cache, 100);
+        boolean saturated = false;
+        for (int i = 0; i < 1 << 16 && !saturated; i++) {
+            try {
+                held.add(cache.getHandle(6, 60));
+            } catch (IllegalStateException full) {
+                saturated = true;
+            }
+        }
+        assertTrue(saturated, "a cold pair that cannot go hot refuses references past its count");
+        return held;
+    }
+
     @Test
     void aLookupThatThrowsPartWayGivesBackTheReferencesTakenBeforeIt() {
         try (CompactMbCache cache = cache(4, 1024)) {
             fill(cache, 10);
-            List<Long> held = HotEntries.spendHotBudget(cache, 100); // the cache's hot-mode budget spent
-            boolean saturated = false; // key 6's pair at the most references a cold count holds
-            for (int i = 0; i < 1 << 16 && !saturated; i++) {
-                try {
-                    held.add(cache.getHandle(6, 60));
-                } catch (IllegalStateException full) {
-                    saturated = true;
-                }
-            }
-            assertTrue(saturated, "a cold pair that cannot go hot refuses references past its count");
+            List<Long> held = holdPair6UntilSaturated(cache);
             long[] handles = {7, 7, 7, 7, 7};
             assertThrows(IllegalStateException.class, () -> cache.findFirstHandles(new int[] {1, 2, 6, 4}, handles));
             assertArrayEquals(new long[] {NO_ENTRY, NO_ENTRY, NO_ENTRY, NO_ENTRY, 7}, handles);
