@@ -98,7 +98,7 @@ final class CompactBatchLookup {
         try {
             while (done < keys.length) {
                 int end = Math.min(keys.length, done + GROUP);
-                table.consume(touch(table, keys, done, end) + touchSlots(table, keys, done, end));
+                table.consume(touch(table, keys, done, end));
                 for (; done < end; done++) {
                     long handle = values == null ? cache.findFirstHandle(keys[done])
                             : cache.getHandle(keys[done], values[done]);
@@ -114,39 +114,15 @@ final class CompactBatchLookup {
         return found;
     }
 
-    /** The sum of {@link CompactTable#touchLookup} over the buckets of {@code keys[from, to)}. */
+    /**
+     * The sum of {@link CompactTable#touchLine} over the buckets of {@code keys[from, to)}: a
+     * key's line holds the meta words its walk compares and CASes, so these independent loads are
+     * all the misses a hit in a home slot has, and they overlap.
+     */
     private static long touch(CompactTable table, int[] keys, int from, int to) {
         long sum = 0;
         for (int i = from; i < to; i++) {
-            sum += table.touchLookup(table.bucketOf(keys[i]));
-        }
-        return sum;
-    }
-
-    /**
-     * Loads, and only loads, the meta word of the slot each key of {@code keys[from, to)} will
-     * most likely reach: the first of its record's inline references with the key's fingerprint.
-     * Its loads wait for the record lines {@link #touch} put in flight, but not for one another, so
-     * the keys' slot misses overlap too. Racy plain loads whose values mean nothing, bounded so that
-     * they never fault whatever was read (an inline index below {@code INLINE}, a slot below
-     * {@code 2^slotBits}, a page checked for null).
-     */
-    private static long touchSlots(CompactTable table, int[] keys, int from, int to) {
-        long sum = 0;
-        for (int i = from; i < to; i++) {
-            long keyed = table.keyedHash(keys[i]);
-            int b = table.bucketOfHash(keyed);
-            int print = table.fingerprintOfHash(keyed);
-            int inline = Math.min(table.length(b), CompactTable.INLINE);
-            for (int j = 0; j < inline; j++) {
-                int ref = table.inlineRef(b, j);
-                if (table.fingerprintOfRef(ref) == print) {
-                    int slot = table.slotOfRef(ref);
-                    long[] page = table.slotPage(slot);
-                    sum += page == null ? 0 : page[table.valueIndex(slot) + 1];
-                    break;
-                }
-            }
+            sum += table.touchLine(table.bucketOf(keys[i]));
         }
         return sum;
     }

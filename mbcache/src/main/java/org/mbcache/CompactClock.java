@@ -86,8 +86,11 @@ final class CompactClock implements ReclaimBooks.Sweep {
             touchedTo = Math.min(end, slot + LOOKAHEAD);
             touched += table.touchBucketsOfClaimable(touchedFrom, touchedTo);
         }
-        long[] page = table.slotPage(slot);
-        int at = table.valueIndex(slot);
+        if (!CompactTable.isSlot(slot)) {
+            return EMPTY; // a line's header, or a skipped pool index
+        }
+        long[] page = table.metaPage(slot);
+        int at = table.metaIndex(slot);
         long meta = lvMeta(page, at);
         if (count(meta) == 0) {
             return EMPTY;
@@ -112,7 +115,7 @@ final class CompactClock implements ReclaimBooks.Sweep {
      * generation) and unhashes it, then frees it. Reclaim lock held.
      */
     private boolean claim(int slot, long[] page, int at, long seen) {
-        int bucket = table.bucketOf(keyOf(seen));
+        int bucket = table.bucketOf(keyOf(seen)); // a home slot may serve another bucket as a pool slot
         table.lock(bucket);
         try {
             long meta = lvMeta(page, at);
@@ -124,10 +127,10 @@ final class CompactClock implements ReclaimBooks.Sweep {
                 throw new AssertionError("a live slot was not in its chain: " + slot);
             }
             table.removeAt(bucket, pos);
+            table.free(slot); // under the bit: a create in the bucket never sees the slot out of the chain unfreed
         } finally {
             table.unlock(bucket);
         }
-        table.free(slot);
         return true;
     }
 
@@ -163,13 +166,16 @@ final class CompactClock implements ReclaimBooks.Sweep {
                 int slot = next;
                 next = slot + 1 < end ? slot + 1 : 1;
                 left--;
-                long[] page = table.slotPage(slot);
-                int at = table.valueIndex(slot);
+                if (!CompactTable.isSlot(slot)) {
+                    continue; // a line's header, or a skipped pool index
+                }
+                long[] page = table.metaPage(slot);
+                int at = table.metaIndex(slot);
                 long meta = lvMeta(page, at);
                 if (count(meta) == 0) {
                     continue; // free, claimed, or not filled yet
                 }
-                long value = page[at];
+                long value = table.lpValue(slot);
                 VarHandle.acquireFence(); // the value's load before the second load of the meta word
                 long again = lvMeta(page, at);
                 if (count(again) == 0 || (again ^ meta) >>> GENERATION_SHIFT != 0) {

@@ -19,19 +19,22 @@ import org.mbcache.internal.Snapshots;
  * collector pauses matter ({@code docs/benchmarks.md} has the figures behind that rule).
  * {@link MbCache} keeps one 40-byte object per entry, linked on an LRU
  * list: exact creation-order reclaim, misses answered from key filters small enough to stay in the
- * processor caches (it misses faster than this class), request-list and allocate-first creates,
- * and short young collections while its entries are few. This class keeps
- * every entry in primitive arrays allocated in pages: a 16-byte slot (value,
- * key, count, flags and a generation) and a 4-byte reference in its bucket's record, about 23 bytes
- * an entry in all at 14 entries a bucket (26 at 8), with no object per entry and a number of
- * objects that grows only by one page per 2^14 slots. The bucket count need not be a power of two,
- * so a cache sized from its bound keeps about 14 a bucket at every size. The collector has
- * nothing per entry to copy or trace, and a hit reads the bucket head, the record and the slot (the first two side by side),
- * where MbCache follows about seven references. What a hit cannot shed in either layout is its
- * locked instructions (the reference count's acquire and release, and the hit counter): each waits
- * for the loads before it, so once the table is out of the processor caches a hit costs its
- * misses' full latency. Reclaim is a CLOCK hand over the slots, not a list, so its order is the
- * order of the slots (see "Reclaim order" below), not exact creation order.
+ * processor caches (it misses faster than this class at small sizes), request-list and
+ * allocate-first creates, and short young collections while its entries are few. This class keeps
+ * every entry in primitive arrays allocated in pages, with no object per entry: each bucket has one
+ * 64-byte line holding its lock word, the order of its chain and the 8-byte meta words (key, count,
+ * flags, generation) of seven home slots, whose values sit in a parallel array; a chain longer than
+ * its line continues in pool slots (16 bytes each), listed whole in an {@code int[]} of the bucket's.
+ * About 23 bytes an entry at six entries a bucket, the size a cache sized from its bound keeps at
+ * every size (the bucket count need not be a power of two), and a number of objects that grows only
+ * by one page per 2^15 pool slots and one array per overflowed chain. The collector has nothing per
+ * entry to copy or trace. A hit on an entry in its bucket's line reads that line alone, at an address
+ * known from the key: it compares the keys there and takes its reference with one CAS in the same
+ * line, where MbCache follows about seven references and a list-and-record layout two dependent
+ * misses. What a hit cannot shed in either layout is its locked instructions (the reference count's
+ * acquire and release, and the hit counter): each waits for the loads before it. Reclaim is a CLOCK
+ * hand over the slots, not a list, so its order is the table's order (see "Reclaim order" below),
+ * not creation order.
  *
  * <p><b>Two APIs.</b> The {@link DedupCache} methods hand out {@link CacheEntry} objects that are
  * light views of a handle: a new 32-byte object per lookup, which the cache does not keep, so a
@@ -57,23 +60,24 @@ import org.mbcache.internal.Snapshots;
  * next switches it to hot mode (unbounded) or, if it cannot, throws {@link IllegalStateException}.
  *
  * <p><b>Options.</b> {@link #builder()} has {@link MbCache.Builder}'s options, with two
- * differences: the default {@code maxEntries} is 8 per bucket (a record keeps 15 references inline,
- * and the chains at twice the bound should mostly fit), and the only create strategy is
- * {@link CreateStrategy#REQUEST_LIST}'s behaviour: a create claims a free slot before it takes the
- * bucket's bit, and gives it back if the pair turned out to be cached, so a refused duplicate
- * allocates nothing and a pair found cached by the optimistic read takes no lock. The table holds at
- * most {@code 2^slotBits} slots, {@code slotBits} the bits of {@code 4 * maxEntries} (at least 12,
- * at most 30): a create that finds every slot in use (entries held by callers beyond about twice
- * the bound) runs a synchronous reclaim pass, and throws {@link IllegalStateException} if that frees
- * none.
+ * differences: the default {@code maxEntries} is 8 per bucket (given {@code bucketBits}; a cache
+ * given only {@code maxEntries} sizes its table at 6 a bucket), and the only create strategy is
+ * {@link CreateStrategy#REQUEST_LIST}'s behaviour: a create takes a free home slot of its bucket in
+ * its critical section, or, with the line full, claims a pool slot before it takes the bucket's bit
+ * again, and gives it back if the pair turned out to be cached; a refused duplicate allocates
+ * nothing and a pair found cached by the optimistic read takes no lock. The table has
+ * {@code 4 * maxEntries} pool slots (at least 512, at most 2^30) besides its buckets' home slots, and
+ * at most 2^26 buckets: a create that finds no slot free (entries held by callers far beyond the
+ * bound) runs a synchronous reclaim pass, and throws {@link IllegalStateException} if that frees
+ * none. Where the pool is spent, a free home slot of another bucket serves as a pool slot.
  *
- * <p><b>Reclaim order.</b> The hand sweeps the slots in index order and wraps. Slots are handed
- * out from the end of the table while it grows, then freed ones, in about the order they were freed
- * (each after a fixed number of later frees, CompactTable.free); most removals are the hand's own,
- * just behind it, so in steady churn the hand frees in creation order. A slot freed elsewhere ({@code deleteOrGet}, the
- * chain cap) may sit just ahead of the hand, and its new pair is then looked at early. Referenced
- * entries get their second chance, and held ones are never freed, as in MbCache. A snapshot
- * ({@link #writeSnapshot}) lists the pairs in this order, from the hand.
+ * <p><b>Reclaim order.</b> The hand sweeps the slots in index order and wraps: the buckets' lines
+ * in bucket order, then the pool. Where an entry sits depends on its key's keyed hash, so the order
+ * in which the hand meets entries is the table's, not their creation order: a new entry may be met
+ * at once or after a whole sweep. Referenced entries get their second chance, and held ones are
+ * never freed, as in MbCache. A snapshot ({@link #writeSnapshot}) lists the pairs in this order,
+ * from the hand; a restore into an empty cache of the same hash seed and bucket count puts each pair
+ * where it was and so rebuilds that order, from the table's start.
  *
  * <p><b>Hot entries.</b> As in MbCache, a slot whose meta word's CAS keeps failing (many threads
  * hitting one pair) switches to hot mode: callers' references then go to per-stripe cells of its
@@ -91,12 +95,13 @@ public final class CompactMbCache extends KernelPortCache {
      * close and the snapshots.
      *
      * Every path that takes a slot out of a chain goes through CompactTable.removeAt (deleteOrGet,
-     * the chain cap, the clock's claim) or clear (close), inside the bucket's critical section, so
-     * the key filters stay a superset of the chain (CompactTable's "The key filters";
-     * FilterRebuildVsLookup.Compact in the stress module races a rebuild against a lookup).
+     * the chain cap, the clock's claim) or clear (close), inside the bucket's critical section, and
+     * frees it there, so the pool filter stays a superset of the chain's pool keys
+     * (FilterRebuildVsLookup.Compact in the stress module races a rebuild against a lookup) and a
+     * create never sees a home slot out of its chain and not yet freed.
      *
-     * Failure atomicity. Allocation happens in three places: a slot page (CompactTable.allocate,
-     * before the slot is handed out), a bucket's overflow array (ensureRoom, first in the critical
+     * Failure atomicity. Allocation happens in three places: a pool page (CompactTable.allocate,
+     * before the slot is handed out), a bucket's chain array (ensureRoom, first in the critical
      * section), and the entry views of the DedupCache methods (after the reference was taken:
      * the reference is given back if that throws). The free list, the counts and the statistics
      * never allocate, so nothing can fail between a change and its bookkeeping.
@@ -108,12 +113,18 @@ public final class CompactMbCache extends KernelPortCache {
     private static final long ALREADY_CACHED = -1L;
     /** {@link #hash}: a restore's chain is at the cap; nothing created. */
     private static final long CHAIN_FULL = -4L;
+    /** {@link #hash}: the bucket's line is full and no pool slot was given; nothing changed. */
+    private static final long NEEDS_POOL_SLOT = -5L;
+    /** {@link #hash}'s flag: the pair went into the pool slot it was given. */
+    private static final long POOL_SLOT_USED = 1L << 62;
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 8;
+    /** The fewest pool slots a table has. */
+    private static final long MIN_POOL_SLOTS = 512;
     /**
-     * Entries a bucket at the bound of a cache sized from {@code maxEntries}: the bucket's 84 bytes
-     * are 6 an entry, and about one chain in three overflows the record's 15 inline references.
+     * Entries a bucket at the bound of a cache sized from {@code maxEntries}: six of a line's seven
+     * home slots on average, so that about one chain in four has pool entries.
      */
-    static final int SIZED_ENTRIES_PER_BUCKET = 14;
+    static final int SIZED_ENTRIES_PER_BUCKET = 6;
 
     static {
         try {
@@ -144,7 +155,7 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     /**
-     * A cache of {@code buckets} buckets, any count in {@code [1, 2^30]}, with the builder's other
+     * A cache of {@code buckets} buckets, any count in {@code [1, 2^26]}, with the builder's other
      * options ({@code bucketBits} ignored). {@code build()} gives {@code 2^bucketBits} when
      * {@code bucketBits} was set, and the default sizing ({@link #sizedFromMaxEntries}) otherwise.
      */
@@ -154,24 +165,22 @@ public final class CompactMbCache extends KernelPortCache {
 
     private CompactMbCache(KernelPortOptions options, long buckets, long maxEntries) {
         super(options, 64 - Long.numberOfLeadingZeros(buckets - 1), maxEntries, options.chainCap(maxEntries, buckets));
-        long slotsWanted = 4 * Math.min(maxEntries, 1L << 30);
-        int slotBits = Math.max(12, Math.min(30, 64 - Long.numberOfLeadingZeros(slotsWanted - 1)));
-        int pageBits = Math.max(6, Math.min(14, 64 - Long.numberOfLeadingZeros(Math.max(1, maxEntries - 1)) - 4));
-        this.table = new CompactTable((int) buckets, slotBits, Math.min(pageBits, slotBits), KeyedIndex.seed(options.hashSeed()));
+        long poolSlots = Math.max(MIN_POOL_SLOTS, Math.min(CompactTable.MAX_POOL_SLOTS, 4 * Math.min(maxEntries, 1L << 30)));
+        this.table = new CompactTable((int) buckets, poolSlots, KeyedIndex.seed(options.hashSeed()));
         this.reclaimLock = books.lock;
         this.clock = new CompactClock(table);
         books.sweepWith(clock);
     }
 
     /**
-     * {@code buckets}, checked before anything is built: a count in {@code [1, 2^30]} whose bucket
-     * pages' heads and records (80 bytes a bucket before any entry) fit the heap.
+     * {@code buckets}, checked before anything is built: a count in {@code [1, 2^26]} whose bucket
+     * lines and home values ({@value CompactTable#BUCKET_BYTES} bytes a bucket before any entry) fit the heap.
      */
     private static long checkedBuckets(long buckets) {
         if (buckets < 1 || buckets > CompactTable.MAX_BUCKETS) {
-            throw new IllegalArgumentException("buckets must be in [1, 2^30], was " + buckets);
+            throw new IllegalArgumentException("a CompactMbCache has 1 to 2^26 buckets, was " + buckets);
         }
-        KernelPortOptions.requireHeapFor(buckets, 80, "a CompactMbCache");
+        KernelPortOptions.requireHeapFor(buckets, CompactTable.BUCKET_BYTES, "a CompactMbCache");
         return buckets;
     }
 
@@ -193,7 +202,7 @@ public final class CompactMbCache extends KernelPortCache {
     /**
      * The bucket count of a cache sized from its bound: {@value #SIZED_ENTRIES_PER_BUCKET} entries a
      * bucket at the bound, whatever the size (a bucket count need not be a power of two), at least
-     * 1 and at most 2^30.
+     * 1 and at most 2^26.
      */
     static long defaultBuckets(long maxEntries) {
         long buckets = maxEntries / SIZED_ENTRIES_PER_BUCKET + (maxEntries % SIZED_ENTRIES_PER_BUCKET == 0 ? 0 : 1);
@@ -207,7 +216,8 @@ public final class CompactMbCache extends KernelPortCache {
      * @param bucketBits log2 of the number of buckets, in {@code [0, 30]}
      * @return a new, empty cache
      * @throws IllegalArgumentException if {@code bucketBits} is outside {@code [0, 30]}, or its
-     *     buckets' arrays alone (80 bytes a bucket) would exceed the JVM's maximum heap
+     *     buckets' lines and values alone (124 bytes a bucket) would exceed the JVM's maximum heap,
+     *     or it is above 26 (2^26 buckets)
      */
     public static CompactMbCache create(int bucketBits) {
         return builder().bucketBits(bucketBits).build();
@@ -246,10 +256,10 @@ public final class CompactMbCache extends KernelPortCache {
          * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
          *
          * @return the cache
-         * @throws IllegalArgumentException if the buckets' arrays alone (80 bytes a bucket) would
+         * @throws IllegalArgumentException if the buckets' lines and values alone (124 bytes a bucket) would
          *     exceed the JVM's maximum heap ({@link Runtime#maxMemory()}); a builder given no
-         *     {@code bucketBits} and a {@code maxEntries} of 15 billion or more ({@code Long.MAX_VALUE},
-         *     say) sizes the table at 2^30 buckets, 80 GiB
+         *     {@code bucketBits} and a {@code maxEntries} of 403 million or more ({@code Long.MAX_VALUE},
+         *     say) sizes the table at 2^26 buckets, 7.75 GiB; {@code bucketBits} above 26 is refused
          */
         public CompactMbCache build() {
             return !options.bucketBitsSet() && options.maxEntries(0) > 0 ? sizedFromMaxEntries(this) : new CompactMbCache(this);
@@ -292,27 +302,29 @@ public final class CompactMbCache extends KernelPortCache {
             statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
             return false;
         }
-        // Before the free list's CAS and the bit's: the chain's misses overlap one another, and,
-        // issued while the branch above waits for the head's line, that miss too (see touchChain).
-        table.consume(table.touchChain(bucket));
-        int slot = restore ? table.allocate() : allocateSlot();
-        if (slot == 0) { // a restore reclaims nothing: with every slot in use, the pair is skipped
-            return false;
-        }
-        long outcome;
-        try {
-            outcome = hash(bucket, keyed, key, value, reusable, slot, seen, restore);
-        } catch (Throwable failure) { // the overflow array's allocation, or close(): the slot goes back
-            table.freeUnused(slot);
-            throw failure;
+        long outcome = NEEDS_POOL_SLOT;
+        for (int attempt = 0; outcome == NEEDS_POOL_SLOT; attempt++) {
+            int poolSlot = 0;
+            if (attempt > 0) {
+                poolSlot = table.allocate();
+                if (poolSlot == 0) { // a restore reclaims nothing: with every slot in use, the pair is skipped
+                    if (restore) {
+                        return false;
+                    }
+                    if (attempt > 1) {
+                        throw new IllegalStateException("every slot of " + this + " is in use: callers hold too many entries");
+                    }
+                    // A pass frees slots, and gives back resting home slots: look at the line again.
+                    books.reclaim(BackgroundReclaim.SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
+                }
+            }
+            outcome = hashInto(bucket, keyed, key, value, reusable, poolSlot, seen, restore);
         }
         if (outcome == ALREADY_CACHED) {
-            table.freeUnused(slot);
             statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
             return false;
         }
         if (outcome == CHAIN_FULL) {
-            table.freeUnused(slot);
             return false;
         }
         statistics.add(restore ? ReclaimBooks.RESTORES : ReclaimBooks.CREATES, 1);
@@ -332,60 +344,76 @@ public final class CompactMbCache extends KernelPortCache {
      * {@code maxEntries}, and the shared estimate a create decides on may read high by up to its
      * slack), no slot is taken back, and a pair whose chain is at the cap, or that finds every slot
      * in use, is skipped (false, as for a pair already cached), so that a restore evicts no pair,
-     * neither one cached before it nor one it created. The slot is
-     * claimed first, as by every create here, and one critical section checks the chain and the cap
-     * and hashes; a skipped pair's slot goes back to the free list.
+     * neither one cached before it nor one it created. One critical section checks the chain and
+     * the cap and hashes, as a create's.
      */
     @Override
     boolean createForRestore(int key, long value, boolean reusable) {
         return createPair(key, value, reusable, true);
     }
 
-    /** A free slot, reclaiming synchronously first if every slot is in use. */
-    private int allocateSlot() {
-        int slot = table.allocate();
-        if (slot == 0) {
-            books.reclaim(BackgroundReclaim.SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
-            slot = table.allocate();
-            if (slot == 0) {
-                throw new IllegalStateException("every slot of " + this + " is in use: callers hold too many entries");
+    /**
+     * {@link #hash}, with {@code poolSlot} (a pool slot the caller took, or 0) given back to the
+     * pool unless it went live: also where the critical section throws (the chain array's
+     * allocation, or close()).
+     */
+    private long hashInto(int bucket, long keyed, int key, long value, boolean reusable, int poolSlot, long seen,
+                          boolean restore) {
+        table.consume(table.touchLine(bucket)); // the line's misses overlap the lock CAS's wait
+        long outcome;
+        try {
+            outcome = hash(bucket, keyed, key, value, reusable, poolSlot, seen, restore);
+        } catch (Throwable failure) {
+            if (poolSlot != 0) {
+                table.freeUnused(poolSlot);
             }
+            throw failure;
         }
-        return slot;
+        if (poolSlot != 0 && (outcome < 0 || (outcome & POOL_SLOT_USED) == 0)) {
+            table.freeUnused(poolSlot);
+        }
+        return outcome < 0 ? outcome : outcome & ~POOL_SLOT_USED;
     }
 
     /**
-     * The create's critical section: {@link #ALREADY_CACHED}, or the chain cap's outcome (0 if the
-     * chain was below the cap; else the length found in the upper 32 bits and the entries reclaimed
-     * in the lower). A restore's ({@code restore}) reclaims nothing for the cap: at the cap it
-     * answers {@link #CHAIN_FULL} and hashes nothing. Allocates (an overflow array) before it changes
-     * anything. {@code keyed} is the key's {@link CompactTable#keyedHash}.
+     * The create's critical section: {@link #ALREADY_CACHED}, {@link #NEEDS_POOL_SLOT} (the line
+     * has no free home slot and the caller gave no pool slot: nothing changed), or the chain cap's
+     * outcome (0 if the chain was below the cap; else the length found in bits 32-62 and the entries
+     * reclaimed in the lower 32), with {@link #POOL_SLOT_USED} where the pair went into
+     * {@code poolSlot}. A free home slot of the bucket is taken first. A restore's
+     * ({@code restore}) reclaims nothing for the cap: at the cap it answers {@link #CHAIN_FULL} and
+     * hashes nothing. Allocates (a chain array) before it changes anything. {@code keyed} is the
+     * key's {@link CompactTable#keyedHash}.
      */
-    private long hash(int bucket, long keyed, int key, long value, boolean reusable, int slot, long seen, boolean restore) {
-        int print = table.fingerprintOfHash(keyed);
+    private long hash(int bucket, long keyed, int key, long value, boolean reusable, int poolSlot, long seen,
+                      boolean restore) {
         long lockedAt = table.lock(bucket);
         try {
-            if (lockedAt != seen && CompactWalk.positionOfPair(table, bucket, key, print, value) >= 0) {
+            if (lockedAt != seen && CompactWalk.positionOfPair(table, bucket, key, value) >= 0) {
                 return ALREADY_CACHED;
             }
             if (lifecycle.isClosed()) {
                 throw Lifecycle.closedWhileCreating();
             }
-            if (restore && table.length(bucket) >= chainCap) {
+            int length = table.length(bucket);
+            if (restore && length >= chainCap) {
                 return CHAIN_FULL;
             }
-            table.ensureRoom(bucket);
-            int length = table.length(bucket);
+            int slot = table.freeHomeSlot(bucket);
+            if (slot == 0 && (slot = poolSlot) == 0) {
+                return NEEDS_POOL_SLOT;
+            }
+            table.ensureRoom(bucket, slot);
             long outcome = 0;
             int reclaimed = 0;
             if (length >= chainCap) {
                 reclaimed = CompactWalk.reclaimForRoom(table, bucket, chainCap);
                 outcome = ((long) length << 32) | reclaimed;
             }
-            CompactSlots.makeLive(table.slotPage(slot), table.valueIndex(slot), key, value, reusable);
-            table.addNewest(bucket, print | slot, table.filterMixOfHash(keyed));
+            CompactSlots.makeLive(table, slot, key, value, reusable);
+            table.addNewest(bucket, slot, table.filterMixOfHash(keyed));
             entryCount.add(1L - reclaimed); // counted before the unlock: nobody can free it uncounted
-            return outcome;
+            return slot == poolSlot ? outcome | POOL_SLOT_USED : outcome;
         } finally {
             table.unlock(bucket);
         }
@@ -468,7 +496,7 @@ public final class CompactMbCache extends KernelPortCache {
     public long findNextHandle(long handle) {
         ensureOpen();
         long[] page = pageOf(handle);
-        int at = table.valueIndex((int) handle);
+        int at = table.metaIndex((int) handle);
         long meta = CompactSlots.lvMeta(page, at);
         if (CompactSlots.generation(meta) != CompactSlots.generationOf(handle)
                 || !CompactSlots.heldByAnyCaller(table, (int) handle, meta)) {
@@ -558,8 +586,8 @@ public final class CompactMbCache extends KernelPortCache {
     /** {@link CompactSlots#release}, or the exception for a handle the caller does not hold. */
     private void releaseHandle(long handle) {
         int slot = (int) handle;
-        long[] page = table.slotPage(slot);
-        if (!CompactSlots.release(table, slot, page, table.valueIndex(slot), CompactSlots.generationOf(handle))) {
+        long[] page = table.metaPage(slot);
+        if (!CompactSlots.release(table, slot, page, table.metaIndex(slot), CompactSlots.generationOf(handle))) {
             throw referenceNotHeld("entry released more often than it was handed out: " + describe(handle));
         }
     }
@@ -575,7 +603,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public void touch(long handle) {
         ensureOpen();
-        CompactSlots.setFlag(pageOf(handle), table.valueIndex((int) handle), CompactSlots.generationOf(handle),
+        CompactSlots.setFlag(pageOf(handle), table.metaIndex((int) handle), CompactSlots.generationOf(handle),
                 CompactSlots.REFERENCED, true);
     }
 
@@ -589,7 +617,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public void setReusable(long handle, boolean reusable) {
         ensureOpen();
-        CompactSlots.setFlag(pageOf(handle), table.valueIndex((int) handle), CompactSlots.generationOf(handle),
+        CompactSlots.setFlag(pageOf(handle), table.metaIndex((int) handle), CompactSlots.generationOf(handle),
                 CompactSlots.REUSABLE, reusable);
     }
 
@@ -602,7 +630,7 @@ public final class CompactMbCache extends KernelPortCache {
      * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      */
     public boolean reusable(long handle) {
-        long meta = CompactSlots.lvMeta(pageOf(handle), table.valueIndex((int) handle));
+        long meta = CompactSlots.lvMeta(pageOf(handle), table.metaIndex((int) handle));
         return !CompactSlots.isStale(meta, handle, lifecycle) && (meta & CompactSlots.REUSABLE) != 0;
     }
 
@@ -616,7 +644,7 @@ public final class CompactMbCache extends KernelPortCache {
      *     free or went to another pair)
      */
     public int key(long handle) {
-        long meta = CompactSlots.lvMeta(pageOf(handle), table.valueIndex((int) handle));
+        long meta = CompactSlots.lvMeta(pageOf(handle), table.metaIndex((int) handle));
         if (CompactSlots.isStale(meta, handle, lifecycle)) {
             throw new IllegalStateException("stale handle: " + Long.toHexString(handle));
         }
@@ -635,8 +663,8 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public long value(long handle) {
         long[] page = pageOf(handle);
-        int at = table.valueIndex((int) handle);
-        long value = page[at];
+        int at = table.metaIndex((int) handle);
+        long value = table.lpValue((int) handle);
         VarHandle.acquireFence(); // the value's load before the meta word's
         if (CompactSlots.isStale(CompactSlots.lvMeta(page, at), handle, lifecycle)) {
             throw new IllegalStateException("stale handle: " + Long.toHexString(handle));
@@ -695,7 +723,7 @@ public final class CompactMbCache extends KernelPortCache {
 
     /** Whether a handle's slot is in hot mode with the handle's generation. */
     boolean isHot(long handle) {
-        return CompactSlots.isHot(CompactSlots.lvMeta(pageOf(handle), table.valueIndex((int) handle)), handle);
+        return CompactSlots.isHot(CompactSlots.lvMeta(pageOf(handle), table.metaIndex((int) handle)), handle);
     }
 
     /** Slots with cells now: hot ones (at most {@value HotReferences#MAX_HOT_ENTRIES}). */
@@ -706,15 +734,16 @@ public final class CompactMbCache extends KernelPortCache {
     /** The slot page of a handle with this cache's tag and a slot handed out, or {@link IllegalArgumentException}. */
     private long[] pageOf(long handle) {
         int slot = (int) handle;
-        if ((handle & CompactHandles.TAG_MASK) != table.handleTag || slot <= 0 || slot >= table.end()) {
+        if ((handle & CompactHandles.TAG_MASK) != table.handleTag || slot <= 0 || slot >= table.end()
+                || !CompactTable.isSlot(slot)) {
             throw CompactHandles.notOurs(handle);
         }
-        return table.slotPage(slot);
+        return table.metaPage(slot);
     }
 
     private String describe(long handle) {
-        long[] page = table.slotPage((int) handle);
-        long meta = CompactSlots.lvMeta(page, table.valueIndex((int) handle));
+        long[] page = table.metaPage((int) handle);
+        long meta = CompactSlots.lvMeta(page, table.metaIndex((int) handle));
         return "CompactMbCache.Entry[slot=" + (int) handle + ", generation=" + CompactSlots.generationOf(handle)
                 + ", slot generation=" + CompactSlots.generation(meta) + ", key=" + CompactSlots.keyOf(meta)
                 + ", refcount=" + CompactSlots.references(table, (int) handle, meta) + "]";
@@ -732,7 +761,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     private CacheEntry entryFor(long handle, int key) {
         return handle == NO_ENTRY ? null
-                : entryFor(handle, key, table.slotPage((int) handle)[table.valueIndex((int) handle)]);
+                : entryFor(handle, key, table.lpValue((int) handle));
     }
 
     /**
@@ -826,7 +855,7 @@ public final class CompactMbCache extends KernelPortCache {
             table.lock(bucket);
             try {
                 for (int pos = table.length(bucket) - 1; pos >= 0; pos--) {
-                    CompactSlots.kill(table, table.slotOfRef(table.refAt(bucket, pos)));
+                    CompactSlots.kill(table, table.refAt(bucket, pos));
                 }
                 table.clear(bucket);
             } finally {
@@ -880,7 +909,7 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     /**
-     * The bytes this cache's arrays take (bucket heads and records, overflow arrays, slot pages, handle tables),
+     * The bytes this cache's arrays take (bucket lines, values, pool pages, chain arrays, the delay ring),
      * a lower bound of what it retains. For benchmarks and sizing.
      *
      * @return the footprint in bytes
@@ -900,11 +929,6 @@ public final class CompactMbCache extends KernelPortCache {
      */
     void checkChains() {
         CompactWalk.checkChains(table);
-    }
-
-    /** Removals from a chain that rebuild its key filters, one in so many. Package-private, for tests. */
-    int filterRebuildEvery() {
-        return table.rebuildEvery;
     }
 
     /** The bucket of {@code key}. Package-private, for tests. */

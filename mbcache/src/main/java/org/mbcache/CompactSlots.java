@@ -7,12 +7,13 @@ import org.mbcache.internal.Lifecycle;
 /**
  * The meta word of a {@link CompactTable} slot and every CAS loop that changes it: the compact
  * layout's reference-counting protocol, as {@code MbCache}'s entry class is for its state word.
- * Static methods over a slot's page and index ({@link CompactTable#slotPage},
- * {@link CompactTable#valueIndex}); the table is passed for the hot-mode cells and the contention
+ * Static methods over a slot's meta page and index ({@link CompactTable#metaPage},
+ * {@link CompactTable#metaIndex}); the table is passed for the value, the hot-mode cells and the contention
  * vote ({@link HotReferences}, whose {@link HotReferences.Host} it is).
  *
  * <h2>The word</h2>
- * A slot is two {@code long}s: the value, then the meta word, the key in the upper 32 bits and the
+ * A slot is two {@code long}s: its value, in the table's value space, and its meta word, in its
+ * bucket's line (a home slot) or the pool ({@link CompactTable}), the key in the upper 32 bits and the
  * state in the lower 32: the reference count in bits 0-10 (so at most 2,046 callers hold one pair
  * at once while it is cold: the next acquire switches it to hot mode, {@link #tryAcquireMatching}),
  * {@link #REFERENCED} (11), {@link #REUSABLE} (12), {@link #WAITERS} (13), {@link #FROZEN} (14),
@@ -32,8 +33,8 @@ import org.mbcache.internal.Lifecycle;
  * or steals a reference, has four steps.
  * <ol>
  *   <li>A slot leaves its chain and becomes free only in a critical section of its bucket (the
- *       claim and the unhashing in one critical section), and is pushed onto the free list only
- *       after that, its generation advanced as it is pushed ({@link CompactTable#free}; a slot a
+ *       claim, the unhashing and the free in one critical section), its generation advanced as it
+ *       is freed ({@link CompactTable#free}; a slot a
  *       create took and puts back unused, {@link CompactTable#freeUnused}, keeps its generation,
  *       so the generation counts the pairs a slot held). {@code deleteOrGet} frees inside its
  *       critical section: {@code close()} takes every bucket's bit, so once it has returned, a
@@ -42,7 +43,9 @@ import org.mbcache.internal.Lifecycle;
  *       is hashed into. So a slot in a chain at version v (even) held the same pair for as long as
  *       the version stayed v.</li>
  *   <li>An optimistic lookup ({@link CompactWalk}) reads the version (acquire; odd: retry locked),
- *       then a reference, then the slot's meta word (volatile), checks key, count above zero and
+ *       then a slot (a line position from the header it read, or a reference from the chain
+ *       array, followed only if it names a slot: never a line's header), then the slot's meta
+ *       word (volatile), checks key, count above zero and
  *       the flag or value it looks for, and CASes the meta word to count + 1
  *       ({@link #tryAcquireMatching}). The CAS compares the whole word, key and generation
  *       included: it increments exactly the occupant the lookup checked, or fails (and the lookup
@@ -64,13 +67,14 @@ import org.mbcache.internal.Lifecycle;
  *       unless the slot held a multiple of 2^16 pairs in between (the generation wraps; then it
  *       acts on the new occupant as a double release does on an entry object).</li>
  * </ol>
- * How long the wrap takes: a freed slot passes through the table's delay ring
- * ({@link CompactDelayRing}, {@code min(8192, 2^slotBits / 8)} places) before the free list, so it is
- * handed out again only after about a ring's length of further frees of the cache, wherever they
- * happen; one key deleted and created in a loop cycles through ring-size + 1 slots instead of one.
- * A stale handle can match a new occupant only after 2^16 pairs in its slot, about 2^16 x ring-size
- * frees of the cache: 2^29 (537 million) with the full ring of 8192 (from 16 slot bits,
- * {@code maxEntries} 2^14, up), 2^25 (34 million) with the smallest (512, 12 slot bits). At a million
+ * How long the wrap takes: a freed slot, home or pool, passes through the table's delay ring
+ * ({@link CompactDelayRing}: an eighth of the meta space rounded up to a power of two, at least 512
+ * and at most 8192 places) before it is used again, so it is handed out again only after about a
+ * ring's length of further frees of the cache, wherever they happen; one key deleted and created in
+ * a loop cycles through its line's free home slots and then pool slots, ring-size + 1 slots, instead
+ * of one. A stale handle can match a new occupant only after 2^16 pairs in its slot, about 2^16 x
+ * ring-size frees of the cache: 2^29 (537 million) with the full ring of 8192 (from a meta space of
+ * 2^16 indices, about 11,000 {@code maxEntries}, up), 2^25 (34 million) with the smallest (512). At a million
  * creates and deletes a second on one key that is about 9 minutes (537 s), or 34 s in the smallest
  * cache; before the ring (a last-in first-out list alone) it was 4,096 cycles of a 12-bit generation,
  * 4 ms at that rate. The exception is a table whose callers hold all but a few slots: with fewer
@@ -126,17 +130,18 @@ final class CompactSlots {
     // Accessors
     // ---------------------------------------------------------------------------------------------
 
-    static long lvMeta(long[] page, int valueIndex) {
-        return (long) LONGS.getVolatile(page, valueIndex + 1);
+    /** The meta word at index {@code at} of its page ({@link CompactTable#metaPage}, {@link CompactTable#metaIndex}). */
+    static long lvMeta(long[] page, int at) {
+        return (long) LONGS.getVolatile(page, at);
     }
 
-    static boolean casMeta(long[] page, int valueIndex, long expected, long updated) {
-        return LONGS.compareAndSet(page, valueIndex + 1, expected, updated);
+    static boolean casMeta(long[] page, int at, long expected, long updated) {
+        return LONGS.compareAndSet(page, at, expected, updated);
     }
 
     /** Makes a free slot live, or writes a freed slot's next generation (release; see the class comment). */
-    static void soMeta(long[] page, int valueIndex, long meta) {
-        LONGS.setRelease(page, valueIndex + 1, meta);
+    static void soMeta(long[] page, int at, long meta) {
+        LONGS.setRelease(page, at, meta);
     }
 
     static int count(long meta) {
@@ -156,9 +161,11 @@ final class CompactSlots {
      * (the cache's reference), with the generation the slot has ({@link CompactTable#free} advanced
      * it). The slot is the caller's alone; bucket bit held, before the slot's reference is added.
      */
-    static void makeLive(long[] page, int at, int key, long value, boolean reusable) {
+    static void makeLive(CompactTable table, int slot, int key, long value, boolean reusable) {
+        long[] page = table.metaPage(slot);
+        int at = table.metaIndex(slot);
         int generation = generation(lvMeta(page, at));
-        page[at] = value;
+        table.spValue(slot, value);
         soMeta(page, at, liveMeta(key, generation, reusable));
     }
 
@@ -183,8 +190,8 @@ final class CompactSlots {
     // ---------------------------------------------------------------------------------------------
 
     /** Whether a slot's meta word (and value) show a live entry of the key, reusable or of the value. */
-    static boolean matches(long[] page, int at, long meta, int key, long value, boolean byPair) {
-        return count(meta) != 0 && keyOf(meta) == key && (byPair ? page[at] == value : (meta & REUSABLE) != 0);
+    static boolean matches(CompactTable table, int slot, long meta, int key, long value, boolean byPair) {
+        return count(meta) != 0 && keyOf(meta) == key && (byPair ? table.lpValue(slot) == value : (meta & REUSABLE) != 0);
     }
 
     /**
@@ -197,10 +204,10 @@ final class CompactSlots {
      * @throws IllegalStateException if a cold slot already has the most references a count holds
      */
     static long tryAcquireMatching(CompactTable table, long[] page, int slot, int key, long value, boolean byPair) {
-        int at = table.valueIndex(slot);
+        int at = table.metaIndex(slot);
         for (;;) {
             long meta = lvMeta(page, at);
-            if (!matches(page, at, meta, key, value, byPair)) {
+            if (!matches(table, slot, meta, key, value, byPair)) {
                 return CompactMbCache.NO_ENTRY;
             }
             if ((meta & HOT) != 0) {
@@ -227,9 +234,10 @@ final class CompactSlots {
     }
 
     /**
-     * Count 1 to 0, keeping key, flags and generation; {@code false} if held (or already 0). A hot
-     * slot is claimed frozen, and its cells retired before this returns, so before the slot can be
-     * freed and reused. Bucket bit held.
+     * Count 1 to 0, keeping key, flags and generation, and on a home slot setting
+     * {@link CompactTable#RESTING} ({@link CompactTable#claimedWord}); {@code false} if held (or
+     * already 0). A hot slot is claimed frozen, and its cells retired before this returns, so before
+     * the slot can be freed and reused. Bit of the bucket whose chain holds the slot held.
      */
     static boolean tryClaim(CompactTable table, int slot, long[] page, int at, long meta) {
         for (;;) {
@@ -239,7 +247,7 @@ final class CompactSlots {
             if (count(meta) != 1) {
                 return false;
             }
-            if (casMeta(page, at, meta, meta & ~(long) COUNT_MASK)) {
+            if (casMeta(page, at, meta, table.claimedWord(slot, meta & ~(long) COUNT_MASK))) {
                 return true;
             }
             meta = lvMeta(page, at);
@@ -326,7 +334,7 @@ final class CompactSlots {
     static boolean awaitUnused(CompactTable table, Lifecycle lifecycle, long[] page, long handle, long nanos)
             throws InterruptedException {
         int slot = (int) handle;
-        int at = table.valueIndex(slot);
+        int at = table.metaIndex(slot);
         int generation = generationOf(handle);
         return table.unusedWaiters.await(table,
                 () -> lifecycle.isClosed() || !markWaitingUnlessUnused(table, slot, page, at, generation), nanos);
@@ -358,8 +366,8 @@ final class CompactSlots {
     /** Switches the handle's occupant to hot mode, as contended hits do (tests); whether it is hot now. */
     static boolean switchToHot(CompactTable table, long handle) {
         int slot = (int) handle;
-        long[] page = table.slotPage(slot);
-        int at = table.valueIndex(slot);
+        long[] page = table.metaPage(slot);
+        int at = table.metaIndex(slot);
         long meta = lvMeta(page, at);
         if (generation(meta) == generationOf(handle)) {
             HOT_REFERENCES.switchToHot(table, slot, meta, 0);
@@ -372,8 +380,8 @@ final class CompactSlots {
      * handle's {@code reusable()} stays readable), a hot slot's cells retired. Bucket bit held.
      */
     static void kill(CompactTable table, int slot) {
-        long[] page = table.slotPage(slot);
-        int at = table.valueIndex(slot);
+        long[] page = table.metaPage(slot);
+        int at = table.metaIndex(slot);
         long meta;
         do {
             meta = lvMeta(page, at);

@@ -6,6 +6,7 @@ import static org.mbcache.CompactSlots.GENERATION_SHIFT;
 import static org.mbcache.CompactSlots.IDENTITY;
 import static org.mbcache.CompactSlots.REFERENCED;
 import static org.mbcache.CompactSlots.casMeta;
+import static org.mbcache.CompactSlots.count;
 import static org.mbcache.CompactSlots.generation;
 import static org.mbcache.CompactSlots.keyOf;
 import static org.mbcache.CompactSlots.lvMeta;
@@ -13,121 +14,94 @@ import static org.mbcache.CompactSlots.soMeta;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Arrays;
 import org.mbcache.internal.HashedWaitQueues;
 
 /**
- * The storage of {@link CompactMbCache}: bucket records and slots in primitive arrays allocated in
- * pages, and a lock-free free list of slots behind a delay ring ({@link CompactDelayRing}).
+ * The storage of {@link CompactMbCache}: one 64-byte line a bucket, holding the bucket's lock word
+ * and the meta words of its seven home slots, the slots' values in a parallel array, a pool of
+ * slots for the chains that outgrow their line, and a lock-free free list of pool slots behind a
+ * delay ring ({@link CompactDelayRing}).
  *
- * <h2>Slots</h2>
- * A slot is two {@code long}s side by side in a slot page ({@code 2^slotPageBits} slots a page, at
- * most 2^14 slots, 256 KiB: below half of G1's smallest region, so no page is a humongous object):
- * the value, then the <em>meta word</em> (key, count, flags, generation), whose layout and CAS
- * loops are {@link CompactSlots}'. A hot slot's cells are in a table of at most
- * {@value HotReferences#MAX_HOT_ENTRIES} per cache (see "Hot slots" below). Sixteen bytes at a
- * 16-byte offset from the array's first element: the JVM aligns arrays to 8 bytes only, so a slot
- * straddles two cache lines only where the page happens to start at an odd multiple of 8 (then one
- * slot in four does). Slot 0 is never used, so that a bucket reference of zero means "empty". The
- * waiters of {@code waitUnused} wait on the table ({@link #unusedWaiters}).
+ * <h2>Slots and lines</h2>
+ * Slot {@code s} has its meta word (key, count, flags, generation: {@link CompactSlots}') at index
+ * {@code s} of the <em>meta space</em> and its value at index {@code s - s/8 - 1} of the <em>value
+ * space</em>, two {@code long} spaces cut into pages of {@code 2^pageBits} longs (at most 2^15,
+ * 256 KiB: below half of G1's smallest region, so no page is a humongous object). Every eighth
+ * index of the meta space ({@code s % 8 == 0}) is not a slot: below {@link #homeSlots}
+ * ({@code 8 * buckets}) it is the header of bucket {@code s / 8}, so bucket {@code b}'s
+ * <em>line</em> is meta indices {@code [8b, 8b + 8)}: its header, then the meta words of its home
+ * slots {@code 8b + 1 .. 8b + 7}; above, in the pool, it is skipped. So index 0, bucket 0's header,
+ * is never a slot, and a reference of zero means "none". The value space skips those indices, so a
+ * bucket's seven values take 56 bytes and a pool slot's value 8. A hot slot's cells are in a table
+ * of at most {@value HotReferences#MAX_HOT_ENTRIES} per cache (see "Hot slots" below). The waiters
+ * of {@code waitUnused} wait on the table ({@link #unusedWaiters}).
  *
- * <h2>The buckets</h2>
- * Any number of buckets from 1 to 2^30, not only powers of two, so that a table sized from its
- * {@code maxEntries} keeps about the same number of entries a bucket at every size. A bucket has two
- * parts, each in pages of up to 2^12 buckets:
+ * <p>A line is 64 bytes; the JVM aligns arrays to 8 bytes only, so it spans one or two cache lines,
+ * at addresses known from the bucket alone: a lookup's loads of them go out together, and a hit on
+ * a home slot reads its bucket's header, finds the slot, compares its key and takes its reference
+ * in that line, with no second miss that waits for the first. Lines and the home values are
+ * allocated with the table (120 bytes a bucket); pool pages as the pool grows.
+ *
+ * <h2>The header and the chain</h2>
+ * The header is a {@link BucketLockWord}: bit 0 the lock bit, bits 1-31 the version; its upper half
+ * holds the chain:
  * <ul>
- *   <li>its <em>head</em>, two {@code long}s side by side in a head page (64 KiB): the head word
- *       (bit 0 the lock bit, bits 1-31 a version, bits 32-63 the key filter) and the wide filter
- *       (64 bits). The heads of a table of {@code n} entries take about 1.3 bytes an entry, so
- *       they stay in the processor caches where the records do not, and most misses read nothing
- *       else (below).</li>
- *   <li>its <em>record</em>, eight {@code long}s in a record page (256 KiB): sixteen {@code int}s,
- *       the chain's length (its low {@code slotBits} bits; the bits above count the removals since
- *       the filters were last rebuilt, below), then the references of the chain's newest 15
- *       entries, <em>newest first</em>. A reference is the slot index in its low {@code slotBits}
- *       bits and the key's fingerprint above. A longer chain keeps its oldest {@code length - 15}
- *       entries, oldest first, in an {@code int[]} of the bucket's ({@code overflow[b]}, 4 ints at
- *       first, doubled as needed, kept until close: a chain going up and down around 15 does not
- *       allocate each time): chain position {@code pos} (0 the oldest) is
- *       {@code overflow[b][pos]} below {@link #firstInline}{@code (length)}, and the record's
- *       inline reference {@code length - 1 - pos} from there up (inline reference 0, the newest,
- *       shares the record's first {@code long} with the length). Lookups walk newest first, so a
- *       hit in any of a chain's newest 15 reads the record and not the overflow array (two more
- *       cache misses in a row at millions of entries: the directory's element, then the array).
- *       A record is 64 bytes, so it spans one or two cache lines (arrays are only 8-byte aligned
- *       by the JVM: 7 record pages in 8 start their records off a line boundary). Newest first,
- *       the walk's first references are in the length's line at addresses that do not depend on
- *       the length read, so a hit on a chain's newer entries waits for one line of the record;
- *       oldest first it read the length and then, at an address computed from it, the record's
- *       far end, two misses in a row. Adding moves every inline reference one place up (the
- *       record's oldest, when it is full, to the overflow array's end); a removal moves at most
- *       one back ({@link #removeAt}).</li>
+ *   <li>bits 32-52, the <em>order list</em>: the line positions (1-7) of the chain's entries in
+ *       home slots, newest first, three bits each, the newest in the lowest (a zero group ends
+ *       the list);</li>
+ *   <li>bit 53, {@link #OVERFLOWED}: the chain has an entry in a pool slot;</li>
+ *   <li>bits 54-63, the <em>pool filter</em>: for each key of the chain's pool entries, one of ten
+ *       bits, picked by the key's {@link #filterMix}; zero unless overflowed.</li>
  * </ul>
- * No page is half of G1's smallest region (1 MiB) or more, so none is a humongous object.
+ * A chain without pool entries is its order list. An overflowed chain is also kept whole, oldest
+ * first, in an {@code int[]} of the bucket's ({@code chains[b]}: its length at
+ * {@link #CHAIN_LENGTH}, its pool entries at {@link #CHAIN_POOL}, the slots from
+ * {@link #CHAIN_REFS}), and its home entries stay in the order list, in the same order. A lookup of
+ * a key the pool filter turns away decides from the line alone: every entry of that key is in the
+ * line, in the order list's order. Otherwise it walks the array. A create takes a free home slot
+ * of its bucket when there is one (a slot not in the order list, free and not resting,
+ * {@link #freeHomeSlot}), else a pool slot. A bucket's array is allocated when its chain first
+ * overflows, and kept until close (a chain going in and out of the pool does not allocate each
+ * time), grown by copying. Entries never move: a slot is its entry's place for the entry's life,
+ * so handles stay valid.
  *
  * <h2>The keyed index</h2>
  * {@link KeyedIndex}'s: {@code h = a * p + b mod 2^64}, {@code p} the key premixed with a secret,
  * with {@code a} (odd), {@code b} and the secret from the cache's seed. The bucket is
  * {@code (hi(h) * buckets) >>> 32} ("fastrange": the top 32 bits of {@code h} scaled to the bucket
  * count), which for a power of two is exactly the top {@code bucketBits} bits the list layout
- * takes, so one seed gives the same buckets in both layouts. The fingerprint is
- * the top {@code 32 - slotBits} bits of the rest of that product (the bits of {@code hi(h)} below
- * the bucket's, scaled) XORed with the low half of {@code h}, so it stays informative when the
- * bucket count uses up most of the top half. The key filters take their bits from the whole keyed
- * hash instead ({@link #filterMix}), not from the fingerprint: at millions of entries the slot index
- * leaves the fingerprint a few bits (6 at 10^7 entries, 3 at 10^8), too few to tell many keys apart.
- *
- * <h2>The key filters</h2>
- * Two filters, as the list layout's: 32 bits of the key's keyed hash, mixed ({@link #filterMix}: the hash's
- * halves XORed, times an odd constant, the top half of the product, so every bit depends on the
- * whole hash and not only on the bits that pick the bucket or make the fingerprint), pick one of the
- * head word's upper 32 bits (their top five bits) and two of the wide filter's 64 (the next twelve),
- * set for every key in the chain. The lock holder sets a new key's bits when it hashes it. A removal
- * leaves the filters as they are: they then cover the keys left and the one removed, a superset,
- * which lets more absent keys through but never turns a present one away. Every
- * {@link #rebuildEvery}-th removal from a chain since the last rebuild (the eighth; the fourth where
- * {@code slotBits} is 30), counted in the record's first int above the length, rebuilds both
- * filters exactly from the keys left ({@link #refilter}). A key is not in the record, so the rebuild
- * reads each slot left, its meta word's key half, which is fixed while the bit is held (a slot
- * leaves its chain, and can be freed and reused, only under it). The removal that empties a chain
- * clears its filters, and so does close. So an even head version's filters cover every key of the
- * chain of that version, and besides them at most the {@code rebuildEvery - 1} keys removed since
- * the last rebuild. A lookup reads the head (version and filter in one load, then the wide word),
- * and answers a miss without reading the record when either filter lacks the key and the version
- * validates. Filters changed inside a critical section are published by the unlock with its even
- * version; a lookup that read either word while a holder changed it sees the version moved when it
- * validates, and retries under the bit.
+ * takes, so one seed gives the same buckets in both layouts. The pool filter takes its bit from
+ * {@link #filterMix}, which depends on the whole keyed hash.
  *
  * <h2>Memory ordering</h2>
  * Accessor names say the mode, JCTools-style: {@code lv} volatile load, {@code la} acquire load,
  * {@code lp}/{@code sp} plain load and store, {@code so} release store, {@code cas}
- * compare-and-set. Bucket contents (length, references, overflow arrays, the wide filter) are
- * written only by the holder of the bucket's lock bit, and read optimistically under the seqlock
- * protocol of {@link BucketLockWord} (acquire load of the head word, plain loads, acquire fence,
- * load of the head word again); the lock CAS is an acquire, followed by a store-store fence, and
- * the unlock a release store. The version has 31 bits and wraps, with that class's bound (the
- * contract, section 5): a validation is fooled only if exactly a multiple of 2^31 critical sections
- * ran on the one bucket while the reader stalled between its two loads. An optimistic reader
- * computes the first inline position from the length it read, walks the record's inline
- * references first, and loads {@code overflow[b]} (plainly) only when its walk gets below that
- * position; it indexes the array only below the array's own length, and retries, never faults,
- * where the array is {@code null} or too short for the length it read. The holder of the bit moves
- * references between the record and the overflow array ({@link #addNewest} moves the record's
- * oldest to the array, {@link #removeAt} the array's newest to the record, each shifting the
- * others) and replaces the array with a larger copy ({@link #ensureRoom}), all within one critical
- * section, after its odd version (the store-store fence). So a reader that read any reference the
- * holder moved or wrote, into either the record or the array, or saw the new array, or the new
- * length, sees the version moved when it validates (its acquire fence orders those loads before
- * the head word's second load) and retries; one whose version validates read no store of any
- * critical section after the one its first load saw published, so the length, the record and the
- * array it read, however late it loaded the array, are the chain of that version.
- * The filters are stored opaquely (atomic 64-bit stores) inside the critical section; the head
- * word's is republished by the unlock's release store with the new version.
+ * compare-and-set. The header's upper half and the chain arrays are written only by the holder of
+ * the bucket's lock bit, and read optimistically under the seqlock protocol of
+ * {@link BucketLockWord} (acquire load of the header, the reads, acquire fence, load of the header
+ * again); the lock CAS is an acquire, followed by a store-store fence, and the unlock a release
+ * store. The version has 31 bits and wraps, with that class's bound (the contract, section 5). The
+ * upper half is stored opaquely inside the critical section and republished by the unlock with
+ * the new version. An optimistic reader takes the order list from the one header load it
+ * validates; it reads a chain array (plainly) only when the pool filter lets its key through, and
+ * indexes it only below the array's own length, and follows a reference only if it names a slot
+ * ({@link #isSlot}) below {@link #end}, so a stale or half-published array never makes it fault or
+ * treat a header as a meta word; the holder replaces an array whole, after its odd version, so a
+ * reader that saw the new one, or anything the holder wrote, sees the version moved and retries.
  *
- * <p>The meta word's protocol and memory order are {@link CompactSlots}'. Slot pages and
- * handle pages are published by a release store into their directory and read with an acquire load
- * (a racing optimistic reader may follow a reference into a page it has not seen yet: it finds
- * {@code null} there and retries under the lock).
+ * <p>The meta word's protocol and memory order are {@link CompactSlots}'. Pool pages are
+ * published by a release store into their directory (the value page before the meta page) and
+ * read with an acquire load (a racing optimistic reader may follow a reference into a page it has
+ * not seen yet: it finds {@code null} there and retries under the lock).
+ *
+ * <h2>Free slots</h2>
+ * A freed slot (its pair claimed and unhashed, under its bucket's bit) has its generation advanced
+ * and goes into the delay ring; the slot it displaces there, freed about a ring's length of frees
+ * earlier, becomes usable again: a pool slot onto the free list, a home slot by clearing
+ * {@link #RESTING} from its word (set when it was freed), after which its bucket's creates may take
+ * it. So no slot, home or pool, is reused before about {@link CompactDelayRing#size} later frees of
+ * the cache, and one key deleted and created in a loop cycles through its free home slots, then
+ * pool slots, instead of one slot.
  */
 final class CompactTable implements HotReferences.Host {
 
@@ -146,57 +120,63 @@ final class CompactTable implements HotReferences.Host {
         }
     }
 
-    /** Longs a bucket record takes: sixteen ints, the length and 15 inline references. */
-    static final int RECORD_LONGS = 8;
-    /** Chain positions held in the record itself, the newest; older ones are in the bucket's overflow array. */
-    static final int INLINE = 15;
-    /** Longs a bucket head takes: the head word and the wide filter. */
-    private static final int HEAD_LONGS = 2;
-    /** The first overflow array's capacity. */
-    private static final int FIRST_OVERFLOW = 4;
-    /**
-     * 2^12 buckets a page: records of 256 KiB, heads of 64 KiB, under half of G1's smallest region
-     * (1 MiB), so a page is never a humongous object (those take whole regions, and a page of
-     * exactly half a region or more would waste up to half of what it takes).
-     */
-    private static final int BUCKET_PAGE_BITS = 12;
-    private static final int BUCKET_PAGE_MASK = (1 << BUCKET_PAGE_BITS) - 1;
-    private static final long LOCKED = BucketLockWord.LOCKED;
-    private static final long FILTER_MASK = BucketLockWord.FILTER_MASK;
+    /** Longs of a bucket's line: its header and the meta words of its home slots. */
+    static final int LINE_LONGS = 8;
+    /** Home slots a bucket has (line positions 1-7). */
+    static final int HOME_SLOTS = LINE_LONGS - 1;
+    /** The most buckets a table has: their lines' meta indices stay below 2^29. */
+    static final int MAX_BUCKETS = 1 << 26;
+    /** The most pool slots a table has. */
+    static final long MAX_POOL_SLOTS = 1L << 30;
+    /** Bytes a bucket takes with the table: its line (64), its home values (56) and its chain array's reference (4). */
+    static final int BUCKET_BYTES = 124;
+    /** log2 of the longs a page holds, at most: 256 KiB. */
+    private static final int MAX_PAGE_BITS = 15;
+    /** log2 of the longs a page holds, at least (small tables). */
+    private static final int MIN_PAGE_BITS = 6;
+
+    private static final int ORDER_SHIFT = 32;
+    /** The order list's 21 bits: seven line positions of three bits. */
+    static final int ORDER_MASK = (1 << 21) - 1;
+    /** Header bit: the chain has pool entries, and is kept whole in its bucket's array. */
+    static final long OVERFLOWED = 1L << 53;
+    private static final int POOL_FILTER_SHIFT = 54;
+    private static final int POOL_FILTER_BITS = 10;
+    private static final long POOL_FILTER_MASK = -1L << POOL_FILTER_SHIFT;
     /** The odd multiplier of {@link #filterMix} (SplitMix64's first). */
     private static final long FILTER_MULTIPLIER = 0xBF58_476D_1CE4_E5B9L;
+
+    /** A chain array's length, at this index. */
+    static final int CHAIN_LENGTH = 0;
+    /** A chain array's count of pool entries, at this index. */
+    static final int CHAIN_POOL = 1;
+    /** A chain array's first slot (the chain's oldest). */
+    static final int CHAIN_REFS = 2;
+    /** A chain array's first capacity: its header and 10 slots, 64 bytes with the array's header. */
+    private static final int FIRST_CHAIN_CAPACITY = 12;
+
     /**
-     * Every this many removals from a chain rebuild its filters from the keys left, where the
-     * record has the bits to count them ({@link #rebuildEvery}); those between leave the filters as
-     * they are. Eight, not four: a rebuild reads every slot of the chain, cache misses at millions of
-     * entries, paid by the create at the bound that reclaims a pair; the filters then claim on
-     * average 3.5 keys that left besides a chain's 14 or so.
+     * On a free home slot's word (count zero, where the flag has no other use): the slot is in the
+     * delay ring, and its bucket's creates must not take it yet ({@link #free}).
      */
-    static final int REBUILD_EVERY = 8;
-    /** The most buckets a table has. */
-    static final int MAX_BUCKETS = 1 << 30;
+    static final int RESTING = REFERENCED;
 
     final int buckets;
-    final int slotBits;
-    final int slotMask;
-    /**
-     * {@link #REBUILD_EVERY}, or fewer where the record's first int lacks the bits to count that
-     * many: it holds the chain's length in its low {@code slotBits} bits (a chain holds at most
-     * {@code 2^slotBits - 1} slots, slot 0 being never used) and the removals since the last
-     * rebuild above, so with {@code slotBits} 30 it counts to 3 and rebuilds every fourth.
-     */
-    final int rebuildEvery;
-    final int slotPageBits;
-    private final int slotPageMask;
+    /** {@code 8 * buckets}: meta indices below are lines, at and above the pool. */
+    final int homeSlots;
+    /** The meta space's end: no slot is at or above it. */
+    final int slotLimit;
+    final int pageBits;
+    private final int pageMask;
     private final long multiplier;
     private final long increment;
     private final int premixSecret;
 
-    private final long[][] headPages;
-    private final long[][] bucketPages;
-    private final int[][] overflow;
-    private final long[][] slotPages;
-    /** Pages allocated under this lock (rare: once per page). */
+    private final long[][] metaPages;
+    private final long[][] valuePages;
+    /** Per bucket, its overflowed chain, whole ({@link #CHAIN_REFS}), or an array kept from an earlier overflow, or null. */
+    private final int[][] chains;
+    /** Pool pages allocated under this lock (rare: once per page). */
     private final Object pageLock = new Object();
     /**
      * Where {@code waitUnused} waits for a slot's callers to leave, keyed by this table: one queue
@@ -204,7 +184,7 @@ final class CompactTable implements HotReferences.Host {
      */
     final HashedWaitQueues unusedWaiters = new HashedWaitQueues(0);
     /**
-     * What {@link #consume} compares the sums of loads-only look-aheads with ({@link #touchChain},
+     * What {@link #consume} compares the sums of loads-only look-aheads with ({@link #touchLine},
      * {@link #touchBucketsOfClaimable}): a value a sum almost never equals, set once. A plain field
      * that is read, and written only when a sum happens to equal it (about once in 2^64; a racy
      * write then changes nothing that matters), so that the compiler keeps the loads without a
@@ -212,47 +192,55 @@ final class CompactTable implements HotReferences.Host {
      */
     private long touchSentinel = System.nanoTime() | 1L << 62;
 
-    /** The next never-used slot; slots below it have their page. */
-    private volatile int nextSlot = 1;
-    /** The free list: a tag in the upper 32 bits (against ABA), the top slot in the lower (0: empty). */
+    /** Where {@link #stealHomeSlot} starts looking: a hint, racy on purpose. */
+    private int stealCursor;
+    /** The next never-used pool slot; slots below it have their pages. */
+    private volatile int nextSlot;
+    /** The free list of pool slots: a tag in the upper 32 bits (against ABA), the top slot in the lower (0: empty). */
     private volatile long freeHead;
     /** The cache's tag, in place in its handles' top 16 bits ({@link CompactHandles}); final, read by every handle check. */
     final long handleTag = CompactHandles.newTag();
-    /** Freed slots on their way to the free list ({@link #free}). */
+    /** Freed slots on their way back to use ({@link #free}). */
     private final CompactDelayRing delayRing;
 
     /**
-     * An empty table.
+     * An empty table: its buckets' lines and home values allocated, its pool empty.
      *
-     * @param buckets the bucket count, in {@code [1, 2^30]}
-     * @param slotBits log2 of the most slots
-     * @param slotPageBits log2 of the slots a page
+     * @param buckets the bucket count, in {@code [1, 2^26]}
+     * @param poolSlots the most pool slots, in {@code [1, 2^30]}
      * @param seed the keyed index's seed ({@link KeyedIndex#seed})
      */
-    CompactTable(int buckets, int slotBits, int slotPageBits, long[] seed) {
+    CompactTable(int buckets, long poolSlots, long[] seed) {
         if (buckets < 1 || buckets > MAX_BUCKETS) {
-            throw new IllegalArgumentException("buckets must be in [1, 2^30], was " + buckets);
+            throw new IllegalArgumentException("buckets must be in [1, 2^26], was " + buckets);
+        }
+        if (poolSlots < 1 || poolSlots > MAX_POOL_SLOTS) {
+            throw new IllegalArgumentException("poolSlots must be in [1, 2^30], was " + poolSlots);
         }
         this.buckets = buckets;
-        this.slotBits = slotBits;
-        this.slotMask = (1 << slotBits) - 1;
-        this.rebuildEvery = Math.min(REBUILD_EVERY, 1 << (32 - slotBits));
-        this.slotPageBits = slotPageBits;
-        this.slotPageMask = (1 << slotPageBits) - 1;
+        this.homeSlots = buckets * LINE_LONGS;
+        long poolRange = (poolSlots + HOME_SLOTS - 1) / HOME_SLOTS * LINE_LONGS; // every eighth index skipped
+        this.slotLimit = (int) (homeSlots + poolRange); // below 2^29 + 2^30 * 8/7 + 8
+        this.pageBits = Math.max(MIN_PAGE_BITS, Math.min(MAX_PAGE_BITS, 32 - Integer.numberOfLeadingZeros(slotLimit) - 4));
+        this.pageMask = (1 << pageBits) - 1;
         this.multiplier = KeyedIndex.multiplier(seed);
         this.increment = KeyedIndex.increment(seed);
         this.premixSecret = KeyedIndex.premixSecret(seed);
-        int pages = (int) ((buckets + (long) BUCKET_PAGE_MASK) >>> BUCKET_PAGE_BITS);
-        headPages = new long[pages][];
-        bucketPages = new long[pages][];
-        for (int p = 0; p < pages; p++) {
-            int inPage = Math.min(BUCKET_PAGE_MASK + 1, buckets - (p << BUCKET_PAGE_BITS));
-            headPages[p] = new long[HEAD_LONGS * inPage];
-            bucketPages[p] = new long[RECORD_LONGS * inPage];
+        metaPages = new long[pagesFor(slotLimit)][];
+        valuePages = new long[pagesFor(valueIndex(slotLimit - 1) + 1)][];
+        for (int p = 0, pages = pagesFor(homeSlots); p < pages; p++) {
+            metaPages[p] = new long[1 << pageBits];
         }
-        overflow = new int[buckets][];
-        slotPages = new long[1 << (slotBits - slotPageBits)][];
-        delayRing = new CompactDelayRing(slotBits);
+        for (int p = 0, pages = pagesFor(valueIndex(homeSlots - 1) + 1); p < pages; p++) {
+            valuePages[p] = new long[1 << pageBits];
+        }
+        chains = new int[buckets][];
+        nextSlot = homeSlots + 1;
+        delayRing = new CompactDelayRing(Math.max(12, 32 - Integer.numberOfLeadingZeros(slotLimit - 1)));
+    }
+
+    private int pagesFor(int longs) {
+        return (int) ((longs + (long) pageMask) >>> pageBits);
     }
 
     int bucketCount() {
@@ -265,9 +253,9 @@ final class CompactTable implements HotReferences.Host {
 
     /**
      * The key's keyed hash ({@link KeyedIndex#keyedHash(int, int, long, long)}: {@code a * p + b mod
-     * 2^64} of the premixed key {@code p}): its bucket ({@link #bucketOfHash}), its fingerprint
-     * ({@link #fingerprintOfHash}) and its filter bits ({@link #filterMixOfHash}) are all taken from
-     * it, so a lookup or a create computes it once and passes it on.
+     * 2^64} of the premixed key {@code p}): its bucket ({@link #bucketOfHash}) and its pool filter
+     * bit ({@link #filterMixOfHash}) are both taken from it, so a lookup or a create computes it
+     * once and passes it on.
      */
     long keyedHash(int key) {
         return KeyedIndex.keyedHash(key, premixSecret, multiplier, increment);
@@ -283,32 +271,12 @@ final class CompactTable implements HotReferences.Host {
         return bucketOfHash(keyedHash(key));
     }
 
-    /** The fingerprint of a key, by its {@link #keyedHash}: in place above the slot bits of a reference. */
-    int fingerprintOfHash(long hash) {
-        int bits = (int) ((hash >>> 32) * buckets) ^ (int) hash;
-        return bits & ~slotMask;
-    }
-
-    /** The key's fingerprint ({@link #fingerprintOfHash} of its {@link #keyedHash}). */
-    int fingerprintOf(int key) {
-        return fingerprintOfHash(keyedHash(key));
-    }
-
-    int fingerprintOfRef(int ref) {
-        return ref & ~slotMask;
-    }
-
-    int slotOfRef(int ref) {
-        return ref & slotMask;
-    }
-
     /**
-     * The key's 32 bits for the filters: its keyed hash folded onto itself (the top half XORed into
-     * the bottom) and multiplied by an odd constant, the top half of the product. Every bit of it
-     * depends on the whole keyed hash, the low half included (the bits the bucket leaves alone), so
-     * keys of one bucket, and keys of one bucket with one fingerprint, spread over all its values.
-     * (The keyed hash alone would not do: its bit {@code j} depends only on the key's bits up to
-     * {@code j}.)
+     * The key's 32 bits for the pool filter: its keyed hash folded onto itself (the top half XORed
+     * into the bottom) and multiplied by an odd constant, the top half of the product. Every bit of
+     * it depends on the whole keyed hash, the low half included (the bits the bucket leaves alone),
+     * so keys of one bucket spread over all its values. (The keyed hash alone would not do: its bit
+     * {@code j} depends only on the key's bits up to {@code j}.)
      */
     int filterMix(int key) {
         return filterMixOfHash(keyedHash(key));
@@ -319,379 +287,413 @@ final class CompactTable implements HotReferences.Host {
         return (int) (((hash ^ (hash >>> 32)) * FILTER_MULTIPLIER) >>> 32);
     }
 
-    /** The head word's filter bit of a {@link #filterMix} (in place: one of bits 32-63). */
-    static long filterBit(int mix) {
-        return 1L << (32 + (mix >>> 27));
-    }
-
-    /** The wide filter's bits of a {@link #filterMix}: two, picked by the twelve bits below the head's five. */
-    static long wideFilterBits(int mix) {
-        return (1L << ((mix >>> 21) & 63)) | (1L << ((mix >>> 15) & 63));
+    /** The pool filter's bit of a {@link #filterMix}, in place in the header: one of bits 54-63. */
+    static long poolFilterBit(int mix) {
+        return 1L << (POOL_FILTER_SHIFT + (int) (((mix >>> 16) * (long) POOL_FILTER_BITS) >>> 16));
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Bucket heads: the lock bit, the version and the filters
+    // Bucket headers: the lock bit, the version and the chain's order
     // ---------------------------------------------------------------------------------------------
 
-    private long[] headPage(int b) {
-        return headPages[b >>> BUCKET_PAGE_BITS];
+    /** The meta page holding bucket {@code b}'s line (all of it: a page holds whole lines). */
+    long[] linePage(int b) {
+        return metaPages[(b << 3) >>> pageBits];
     }
 
-    private static int headIndex(int b) {
-        return (b & BUCKET_PAGE_MASK) * HEAD_LONGS;
+    /** The index of bucket {@code b}'s header in its {@link #linePage}; its home slot {@code i}'s meta word is {@code i} after it. */
+    int lineBase(int b) {
+        return (b << 3) & pageMask;
     }
 
     /** Takes bucket {@code b}'s lock bit: {@link BucketLockWord#lock}; returns the even version it was taken from. */
     long lock(int b) {
-        return BucketLockWord.lock(headPage(b), headIndex(b));
+        return BucketLockWord.lock(linePage(b), lineBase(b));
     }
 
     /** Drops bucket {@code b}'s lock bit: {@link BucketLockWord#unlock}. */
     void unlock(int b) {
-        BucketLockWord.unlock(headPage(b), headIndex(b));
+        BucketLockWord.unlock(linePage(b), lineBase(b));
     }
 
-    /** The head word an optimistic read starts from: {@link BucketLockWord#laHead}. */
+    /** The header an optimistic read starts from: {@link BucketLockWord#laHead}. */
     long laVersion(int b) {
-        return BucketLockWord.laHead(headPage(b), headIndex(b));
+        return BucketLockWord.laHead(linePage(b), lineBase(b));
     }
 
     /** Whether no critical section began since {@code head} was read: {@link BucketLockWord#validate}. */
     boolean validate(int b, long head) {
-        return BucketLockWord.validate(headPage(b), headIndex(b), head);
+        return BucketLockWord.validate(linePage(b), lineBase(b), head);
+    }
+
+    /** The header, plainly: bit held. */
+    private long lpHeader(int b) {
+        return BucketLockWord.lpHead(linePage(b), lineBase(b));
+    }
+
+    /** Replaces the header's upper half (opaque; the version kept). Bit held. */
+    private void setChainBits(int b, int order, boolean overflowed, long poolFilter) {
+        long bits = (long) order << ORDER_SHIFT | (overflowed ? OVERFLOWED : 0) | (poolFilter & POOL_FILTER_MASK);
+        BucketLockWord.setFilterOpaque(linePage(b), lineBase(b), bits);
+    }
+
+    /** A header's order list: line positions, newest first, three bits each, the newest lowest. */
+    static int orderOf(long head) {
+        return (int) (head >>> ORDER_SHIFT) & ORDER_MASK;
+    }
+
+    /** Whether a header's chain has pool entries (and is whole in the bucket's array). */
+    static boolean overflowed(long head) {
+        return (head & OVERFLOWED) != 0;
     }
 
     /**
-     * Whether an optimistic read that loaded {@code head} may answer "absent" for a key whose
-     * {@link #filterMix} is {@code mix} without reading the record: the version is even and
-     * validates, and one of the two filters lacks the key. The wide word is read after the head word (an acquire
-     * load) and counts only because the validation follows it. No branch on either filter's answer
-     * (a branch taken at random is mispredicted that often).
+     * Whether a header's pool filter lets a key of this {@link #filterMix} through: {@code false}
+     * means no pool entry of the chain has the key (always so for a chain without pool entries,
+     * whose filter is zero).
      */
-    boolean turnsAway(int b, long head, int mix) {
-        long wide = (long) LONGS.getOpaque(headPage(b), headIndex(b) + 1);
-        boolean lacks = ((filterBit(mix) & ~head) | (wideFilterBits(mix) & ~wide)) != 0;
-        // non-short-circuit &: the validation runs after the wide word's load whatever the filters say
-        return (head & LOCKED) == 0 & validate(b, head) & lacks;
+    static boolean poolMayHold(long head, int mix) {
+        return (head & poolFilterBit(mix)) != 0;
     }
 
-    /** Adds a key, by its {@link #filterMix}, to the bucket's filters. Bit held. */
-    private void addToFilters(int b, int mix) {
-        long[] page = headPage(b);
-        int at = headIndex(b);
-        LONGS.setOpaque(page, at, (long) LONGS.get(page, at) | filterBit(mix));
-        LONGS.setOpaque(page, at + 1, (long) LONGS.get(page, at + 1) | wideFilterBits(mix));
+    /** The number of positions in an order list. */
+    static int lineLength(int order) {
+        return (34 - Integer.numberOfLeadingZeros(order)) / 3;
     }
 
-    /** Empties the bucket's filters. Bit held. */
-    private void clearFilters(int b) {
-        setFilters(b, 0, 0);
+    /** The line position (1-7) of an order list's {@code k}-th newest entry, or 0 past its end. */
+    static int positionAt(int order, int k) {
+        return (order >>> (3 * k)) & 7;
     }
 
-    /** Replaces the bucket's filters (opaque stores, the head word's version kept). Bit held. */
-    private void setFilters(int b, long head, long wide) {
-        long[] page = headPage(b);
-        int at = headIndex(b);
-        BucketLockWord.setFilterOpaque(page, at, head);
-        LONGS.setOpaque(page, at + 1, wide);
+    /** An order list without {@code position}, the others' order kept. */
+    static int withoutPosition(int order, int position) {
+        for (int shift = 0; shift < 21; shift += 3) {
+            if (((order >>> shift) & 7) == position) {
+                return (order >>> (shift + 3)) << shift | (order & ((1 << shift) - 1));
+            }
+        }
+        throw new AssertionError("position " + position + " is not in order list " + Integer.toOctalString(order));
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // Bucket records: the chain (plain; under the bit, or read optimistically and validated)
-    // ---------------------------------------------------------------------------------------------
-
-    private long[] recordPage(int b) {
-        return bucketPages[b >>> BUCKET_PAGE_BITS];
+    /** The home slot at line position {@code position} (1-7) of bucket {@code b}. */
+    static int homeSlot(int b, int position) {
+        return b << 3 | position;
     }
 
-    private static int recordBase(int b) {
-        return (b & BUCKET_PAGE_MASK) * RECORD_LONGS;
-    }
-
-    /** Int {@code j} (0: length, 1-15: the record's inline references, newest first) of bucket {@code b}'s record. Plain. */
-    private int lpInt(int b, int j) {
-        long word = recordPage(b)[recordBase(b) + (j >>> 1)];
-        return (int) (word >>> ((j & 1) << 5));
-    }
-
-    private void spInt(int b, int j, int value) {
-        long[] page = recordPage(b);
-        int at = recordBase(b) + (j >>> 1);
-        int shift = (j & 1) << 5;
-        long word = page[at];
-        page[at] = (word & ~(0xFFFF_FFFFL << shift)) | ((value & 0xFFFF_FFFFL) << shift);
+    /** Whether {@code slot} is a home slot (in a line), not a pool slot. */
+    boolean isHome(int slot) {
+        return slot < homeSlots;
     }
 
     /**
-     * The chain's length, in {@code [0, 2^slotBits)} (the record's first int without the removals
-     * counted above it, {@link #rebuildEvery}). Plain: under the bit, or optimistically (then any
-     * value of that range, to be validated).
+     * Whether {@code slot} is one of bucket {@code b}'s own home slots, kept in its order list. A
+     * home slot of another bucket in {@code b}'s chain ({@link #stealHomeSlot}) counts as a pool
+     * entry there.
      */
+    static boolean isHomeOf(int b, int slot) {
+        return slot >>> 3 == b;
+    }
+
+    /** Whether a meta index is a slot at all: not a line's header, nor a skipped pool index. */
+    static boolean isSlot(int slot) {
+        return (slot & 7) != 0;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Chains (bit held, or read optimistically and validated: CompactWalk)
+    // ---------------------------------------------------------------------------------------------
+
+    /** The chain's length. Bit held. */
     int length(int b) {
-        return lpInt(b, 0) & slotMask;
+        long head = lpHeader(b);
+        return overflowed(head) ? chains[b][CHAIN_LENGTH] : lineLength(orderOf(head));
     }
 
-    /**
-     * The chain position of the record's oldest inline reference in a chain of {@code length}:
-     * {@code max(0, length - INLINE)}. The positions below it, the chain's oldest, are in the
-     * overflow array at their own index; position {@code pos} at or above it is inline reference
-     * {@code length - 1 - pos} ({@link #inlineRef}). Never negative, whatever length was read.
-     */
-    static int firstInline(int length) {
-        return Math.max(0, length - INLINE);
-    }
-
-    /** The reference at chain position {@code pos} (0 oldest), {@code pos < length}. Bit held. */
+    /** The slot at chain position {@code pos} (0 the oldest), {@code pos < length}. Bit held. */
     int refAt(int b, int pos) {
-        int length = length(b);
-        return pos >= firstInline(length) ? lpInt(b, length - pos) : overflow[b][pos];
+        long head = lpHeader(b);
+        if (overflowed(head)) {
+            return chains[b][CHAIN_REFS + pos];
+        }
+        int order = orderOf(head);
+        return homeSlot(b, positionAt(order, lineLength(order) - 1 - pos));
     }
 
     /**
-     * The record's inline reference {@code i} ({@code i < INLINE}; 0 the newest, which is chain
-     * position {@code length - 1}; {@code i} is chain position {@code length - 1 - i}). Plain;
-     * optimistic readers validate.
+     * The chain array as an optimistic reader sees it (plain): possibly stale, possibly
+     * {@code null}, possibly shorter than the length it holds. The reader indexes it only below its
+     * own length and validates.
      */
-    int inlineRef(int b, int i) {
-        return lpInt(b, 1 + i);
+    int[] lpChain(int b) {
+        return chains[b];
     }
 
     /**
-     * The overflow array as an optimistic reader sees it (plain): possibly stale, possibly
-     * {@code null}, possibly shorter than the {@link #firstInline} of the length it read. The reader
-     * indexes it only below its own length and validates.
+     * A home slot of bucket {@code b} that a create may take: not in the chain, its word free
+     * (count zero) and not {@link #RESTING}; 0 if none. Bit held. A home slot in another chain (lent
+     * to it, {@link #stealHomeSlot}) has a count above zero, or is resting from its claim
+     * ({@link #claimedWord}) until the delay ring gives it back.
      */
-    int[] lpOverflow(int b) {
-        return overflow[b];
+    int freeHomeSlot(int b) {
+        long[] page = linePage(b);
+        int base = lineBase(b);
+        int used = 0;
+        for (int order = orderOf(lpHeader(b)); order != 0; order >>>= 3) {
+            used |= 1 << (order & 7);
+        }
+        for (int position = 1; position <= HOME_SLOTS; position++) {
+            if ((used & 1 << position) == 0) {
+                long meta = lvMeta(page, base + position);
+                if (count(meta) == 0 && (meta & RESTING) == 0) {
+                    return homeSlot(b, position);
+                }
+            }
+        }
+        return 0;
     }
 
     /**
-     * Makes room for one more reference in bucket {@code b}'s chain, allocating before anything
-     * changes (so a Throwable leaves the bucket as it was): when the record is full, room in the
-     * overflow array for the record's oldest reference, which {@link #addNewest} moves there. Bit
-     * held. A larger array replaces the old one whole (a copy): an optimistic reader holding the old
-     * one reads it consistently.
+     * Makes room for one more entry, {@code slot}, in bucket {@code b}'s chain, allocating before
+     * anything changes (so a Throwable leaves the bucket as it was): where the chain is or will be
+     * overflowed (a pool slot), an array that holds it whole with the new slot. A larger array
+     * replaces the old one whole (a copy): an optimistic reader holding the old one reads it
+     * consistently. Bit held.
      */
-    void ensureRoom(int b) {
-        int length = length(b);
-        if (length < INLINE) {
+    void ensureRoom(int b, int slot) {
+        long head = lpHeader(b);
+        boolean overflowed = overflowed(head);
+        if (!overflowed && isHomeOf(b, slot)) {
             return;
         }
-        int[] spill = overflow[b];
-        int needed = length - INLINE + 1;
-        if (spill == null || spill.length < needed) {
-            int capacity = spill == null ? FIRST_OVERFLOW : spill.length * 2;
-            overflow[b] = spill == null ? new int[capacity] : Arrays.copyOf(spill, capacity);
-        }
-    }
-
-    /**
-     * Appends a reference as the newest and adds its key, by the key's {@link #filterMix}, to the
-     * filters. Bit held, {@link #ensureRoom} done. A full record first moves its oldest inline
-     * reference (the last) to the end of the overflow array (chain position {@code length - INLINE},
-     * the overflow's newest). Then every inline reference moves one place up, the last falling off
-     * the record's end (moved, or zero past a shorter chain), and the new one becomes the first:
-     * the record's eight longs each shifted by one int, whatever the length. The removals counted
-     * since the last rebuild stay.
-     */
-    void addNewest(int b, int ref, int mix) {
-        long[] page = recordPage(b);
-        int base = recordBase(b);
-        long lengthWord = page[base];
-        int length = (int) lengthWord & slotMask;
-        if (length >= INLINE) {
-            overflow[b][length - INLINE] = (int) (page[base + RECORD_LONGS - 1] >>> 32);
-        }
-        for (int w = RECORD_LONGS - 1; w > 0; w--) {
-            page[base + w] = page[base + w] << 32 | page[base + w - 1] >>> 32;
-        }
-        int word = (int) lengthWord;
-        page[base] = (ref & 0xFFFF_FFFFL) << 32 | (((word & ~slotMask) | (length + 1)) & 0xFFFF_FFFFL);
-        addToFilters(b, mix);
-    }
-
-    /**
-     * Removes the reference at {@code pos}, keeping the order of the others. The filters keep the
-     * removed key's bits (they still cover every key left), except on every {@link #rebuildEvery}-th
-     * removal since the last rebuild, which rebuilds them from the keys left ({@link #refilter}), and
-     * the removal that empties the chain, which clears them. Bit held.
-     *
-     * <p>The record keeps the newest {@code min(length, INLINE)}, newest first. Removed from the
-     * record (inline reference {@code i = length - 1 - pos}), the older inline references move one
-     * place down over it and the record's last place takes the overflow's newest, in a chain longer
-     * than the record (whose overflow array's index {@code first - 1} is then vacated), or zero.
-     * Removed from the overflow array, the overflow's newer references move one place down over it
-     * and the record stays as it is (each of its references is one position lower, as is the first
-     * inline position {@link #firstInline}, and its inline index is the same). Either way at most
-     * fifteen moves in the record, and in the overflow array only those newer than the removed
-     * position.
-     */
-    void removeAt(int b, int pos) {
-        int word = lpInt(b, 0);
-        int length = word & slotMask;
-        int left = length - 1;
-        int first = firstInline(length);
-        int[] spill = first == 0 ? null : overflow[b];
-        if (pos < first) {
-            System.arraycopy(spill, pos + 1, spill, pos, first - 1 - pos);
-        } else {
-            for (int j = 1 + length - 1 - pos; j < INLINE; j++) {
-                spInt(b, j, lpInt(b, j + 1));
+        int[] chain = chains[b];
+        int length = overflowed ? chain[CHAIN_LENGTH] : lineLength(orderOf(head));
+        int needed = CHAIN_REFS + length + 1;
+        if (chain == null || chain.length < needed) {
+            int capacity = chain == null ? FIRST_CHAIN_CAPACITY : chain.length;
+            while (capacity < needed) {
+                capacity *= 2;
             }
-            spInt(b, INLINE, spill == null ? 0 : spill[first - 1]);
-        }
-        if (spill != null) {
-            spill[first - 1] = 0;
-        }
-        int removals = (word >>> slotBits) + 1;
-        if (left == 0) {
-            spInt(b, 0, 0);
-            clearFilters(b);
-        } else if (removals >= rebuildEvery) {
-            spInt(b, 0, left);
-            refilter(b, left);
-        } else {
-            spInt(b, 0, removals << slotBits | left);
+            int[] larger = new int[capacity];
+            if (overflowed) {
+                System.arraycopy(chain, 0, larger, 0, CHAIN_REFS + length);
+            }
+            chains[b] = larger;
         }
     }
 
     /**
-     * Rebuilds bucket {@code b}'s filters from the keys of its chain's {@code length} slots: the
-     * filters then let through no key that left. A chained slot's key is fixed while the bit is held
-     * (a slot leaves its chain, and so can be freed and refilled, only under it), so its meta word's
-     * upper half is read as it is; the lower half, the count and flags, changes by CAS meanwhile and is
-     * not used. An opaque load: atomic, and not merged with or hoisted above the loop's other loads.
-     * One slot read a key, paid every {@link #rebuildEvery} removals. Bit held.
+     * Appends {@code slot} as the chain's newest; {@code mix} is its key's {@link #filterMix}. Bit
+     * held, {@link #ensureRoom} done. A home slot goes to the front of the order list; a pool slot
+     * sets its key's pool filter bit, and where the chain was not overflowed, first copies the
+     * chain (its order list, oldest first) into the array. An overflowed chain's array gets the slot
+     * at its end either way.
      */
-    private void refilter(int b, int length) {
-        long head = 0;
-        long wide = 0;
-        for (int pos = 0; pos < length; pos++) {
-            int slot = slotOfRef(refAt(b, pos));
-            long meta = (long) LONGS.getOpaque(slotPage(slot), valueIndex(slot) + 1);
-            int mix = filterMix(keyOf(meta));
-            head |= filterBit(mix);
-            wide |= wideFilterBits(mix);
+    void addNewest(int b, int slot, int mix) {
+        long head = lpHeader(b);
+        int order = orderOf(head);
+        boolean overflowed = overflowed(head);
+        long poolFilter = head & POOL_FILTER_MASK;
+        boolean home = isHomeOf(b, slot);
+        if (overflowed || !home) {
+            int[] chain = chains[b];
+            int length;
+            if (overflowed) {
+                length = chain[CHAIN_LENGTH];
+            } else {
+                length = lineLength(order);
+                for (int pos = 0; pos < length; pos++) {
+                    chain[CHAIN_REFS + pos] = homeSlot(b, positionAt(order, length - 1 - pos));
+                }
+                chain[CHAIN_POOL] = 0;
+            }
+            chain[CHAIN_REFS + length] = slot;
+            chain[CHAIN_LENGTH] = length + 1;
+            if (!home) {
+                chain[CHAIN_POOL]++;
+                poolFilter |= poolFilterBit(mix);
+            }
+            overflowed = true;
         }
-        setFilters(b, head, wide);
+        if (home) {
+            order = (order << 3 | (slot & 7)) & ORDER_MASK;
+        }
+        setChainBits(b, order, overflowed, poolFilter);
+    }
+
+    /**
+     * Removes the entry at chain position {@code pos} (0 the oldest), keeping the order of the
+     * others; returns its slot. Bit held. A home slot leaves the order list. In an overflowed chain
+     * it also leaves the array (the newer ones move one place down); a pool slot's removal rebuilds
+     * the pool filter from the pool entries left ({@link #poolFilterOf}), and the last one's clears
+     * it and the overflowed bit: the order list is then the whole chain again.
+     */
+    int removeAt(int b, int pos) {
+        long head = lpHeader(b);
+        int order = orderOf(head);
+        boolean overflowed = overflowed(head);
+        long poolFilter = head & POOL_FILTER_MASK;
+        int slot;
+        if (overflowed) {
+            int[] chain = chains[b];
+            int length = chain[CHAIN_LENGTH];
+            slot = chain[CHAIN_REFS + pos];
+            System.arraycopy(chain, CHAIN_REFS + pos + 1, chain, CHAIN_REFS + pos, length - 1 - pos);
+            chain[CHAIN_REFS + length - 1] = 0;
+            chain[CHAIN_LENGTH] = length - 1;
+            if (!isHomeOf(b, slot)) {
+                if (--chain[CHAIN_POOL] == 0) {
+                    overflowed = false;
+                    poolFilter = 0;
+                } else {
+                    poolFilter = poolFilterOf(b, chain, length - 1);
+                }
+            }
+        } else {
+            slot = homeSlot(b, positionAt(order, lineLength(order) - 1 - pos));
+        }
+        if (isHomeOf(b, slot)) {
+            order = withoutPosition(order, slot & 7);
+        }
+        setChainBits(b, order, overflowed, poolFilter);
+        return slot;
+    }
+
+    /**
+     * The pool filter of an overflowed chain's array of {@code length} slots, from its pool entries'
+     * keys. A chained slot's key is fixed while the bit is held (a slot leaves its chain, and so can
+     * be freed and refilled, only under it), so its meta word's upper half is read as it is; the
+     * lower half, the count and flags, changes by CAS meanwhile and is not used. An opaque load:
+     * atomic, and not merged with or hoisted above the loop's other loads. Bit held.
+     */
+    private long poolFilterOf(int b, int[] chain, int length) {
+        long filter = 0;
+        for (int pos = 0; pos < length; pos++) {
+            int slot = chain[CHAIN_REFS + pos];
+            if (!isHomeOf(b, slot)) {
+                long meta = (long) LONGS.getOpaque(metaPage(slot), metaIndex(slot));
+                filter |= poolFilterBit(filterMix(keyOf(meta)));
+            }
+        }
+        return filter;
     }
 
     /** The position of {@code slot} in bucket {@code b}'s chain, oldest first, or -1. Bit held. */
     int positionFromOldest(int b, int slot) {
         int length = length(b);
         for (int pos = 0; pos < length; pos++) {
-            if (slotOfRef(refAt(b, pos)) == slot) {
+            if (refAt(b, pos) == slot) {
                 return pos;
             }
         }
         return -1;
     }
 
-    /** The position of {@code slot} in bucket {@code b}'s chain, or -1. Bit held. */
+    /** The position of {@code slot} in bucket {@code b}'s chain, newest first, or -1. Bit held. */
     int positionOf(int b, int slot) {
         for (int pos = length(b) - 1; pos >= 0; pos--) {
-            if (slotOfRef(refAt(b, pos)) == slot) {
+            if (refAt(b, pos) == slot) {
                 return pos;
             }
         }
         return -1;
     }
 
-    /** Empties the chain and its filters, and forgets the removals counted (close). Bit held. */
+    /** Empties the chain and drops its array (close). Bit held. */
     void clear(int b) {
-        int length = Math.min(length(b), INLINE);
-        for (int pos = 0; pos < length; pos++) {
-            spInt(b, 1 + pos, 0);
-        }
-        spInt(b, 0, 0);
-        overflow[b] = null;
-        clearFilters(b);
+        setChainBits(b, 0, false, 0);
+        chains[b] = null;
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Slots
+    // Slots: meta words and values
     // ---------------------------------------------------------------------------------------------
 
-    /** The page of {@code slot}, or {@code null} if this thread has not seen it published. Acquire. */
-    long[] laSlotPage(int slot) {
-        return (long[]) PAGES.getAcquire(slotPages, slot >>> slotPageBits);
+    /** The meta page of {@code slot}, or {@code null} if this thread has not seen it published. Acquire. */
+    long[] laMetaPage(int slot) {
+        return (long[]) PAGES.getAcquire(metaPages, slot >>> pageBits);
     }
 
-    /** The page of a slot known to be allocated (reached under a bucket bit, or through a held handle). */
-    long[] slotPage(int slot) {
-        long[] page = slotPages[slot >>> slotPageBits];
-        return page != null ? page : laSlotPage(slot);
+    /** The meta page of a slot known to be allocated (reached under a bucket bit, or through a held handle). */
+    long[] metaPage(int slot) {
+        long[] page = metaPages[slot >>> pageBits];
+        return page != null ? page : laMetaPage(slot);
     }
 
-    /** Index of {@code slot}'s value in its page; its meta word is the next long. */
-    int valueIndex(int slot) {
-        return (slot & slotPageMask) << 1;
+    /** The index of {@code slot}'s meta word in its {@link #metaPage}. */
+    int metaIndex(int slot) {
+        return slot & pageMask;
     }
 
-    /** The slots handed out so far, free ones included: the clock's range is {@code [1, end)}. */
+    /** The index of {@code slot} in the value space: the meta space's index, every eighth skipped. */
+    static int valueIndex(int slot) {
+        return slot - (slot >>> 3) - 1;
+    }
+
+    /** The value page of a slot known to be allocated (its meta page seen). */
+    private long[] valuePage(int slot) {
+        int p = valueIndex(slot) >>> pageBits;
+        long[] page = valuePages[p];
+        return page != null ? page : (long[]) PAGES.getAcquire(valuePages, p);
+    }
+
+    /** The value word of an allocated slot, plainly (ordered by the caller against its meta word's loads). */
+    long lpValue(int slot) {
+        return valuePage(slot)[valueIndex(slot) & pageMask];
+    }
+
+    /** Writes a free slot's value (the creator's, before the release store of its meta word). */
+    void spValue(int slot, long value) {
+        valuePage(slot)[valueIndex(slot) & pageMask] = value;
+    }
+
+    /** The meta space's end as handed out so far: the clock's range is {@code [1, end)}, the slots in it {@link #isSlot}. */
     int end() {
         return nextSlot;
     }
 
     /**
-     * Loads, and only loads, the bucket lines that claiming slots {@code [from, to)} will need: for
-     * each slot whose meta word shows a claimable pair (one reference, the cache's; not
-     * referenced), its bucket's head word and its chain's lines ({@link #touchChain}). The loads are
-     * independent of one another, so the processor overlaps their cache misses; the claims that
-     * follow, each behind a locked instruction that would wait for its own misses one after the
-     * other, then find these lines in the cache. Plain racy loads whose values mean nothing: the
-     * sum is returned only so that the compiler keeps them. Slots below {@link #end} only.
+     * Loads, and only loads, the lines that claiming slots {@code [from, to)} will need: for each
+     * slot whose meta word shows a claimable pair (one reference, the cache's; not referenced), its
+     * bucket's line and chain array ({@link #touchLine}); a home slot's is its own line, already in
+     * hand. The loads are independent of one another, so the processor overlaps their cache
+     * misses; the claims that follow, each behind a locked instruction that would wait for its own
+     * misses one after the other, then find these lines in the cache. Plain racy loads whose values
+     * mean nothing: the sum is returned only so that the compiler keeps them. Slots below
+     * {@link #end} only.
      *
      * @return a sum of the words loaded, to be consumed by the caller
      */
     long touchBucketsOfClaimable(int from, int to) {
         long sum = 0;
         for (int slot = from; slot < to; slot++) {
-            long[] page = slotPages[slot >>> slotPageBits];
-            if (page == null) {
+            long[] page = metaPages[slot >>> pageBits];
+            if (page == null || !isSlot(slot)) {
                 continue;
             }
-            long meta = page[valueIndex(slot) + 1];
+            long meta = page[metaIndex(slot)];
             if (((int) meta & (COUNT_MASK | REFERENCED)) == 1) {
-                int b = bucketOf((int) (meta >>> 32));
-                sum += headPage(b)[headIndex(b)] + touchChain(b);
+                sum += touchLine(bucketOf(keyOf(meta)));
             }
         }
         return sum;
     }
 
     /**
-     * Loads, and only loads, the lines of bucket {@code b}'s chain that a critical section on it
-     * reads: the first and last long of its record (a record spans one or two lines) and, if the
-     * bucket has an overflow array, the array's first line (its length and oldest references; a
-     * claim walks the chain from the oldest) after its element of {@code overflow}. Loaded before
-     * the lock bit's CAS, which waits for every load before it, these misses overlap one another
-     * and whatever else is in flight; loaded after it, by the critical section, they would come one
-     * after the other. Plain racy loads whose values mean nothing (an array replaced meanwhile is
-     * as good as any: the section reads the bucket again under the bit). Never faults.
+     * Loads, and only loads, what a lookup or a critical section on bucket {@code b} reads first:
+     * its line (its first and last long: the line spans one or two cache lines) and, if the bucket
+     * has a chain array, the array's first line after its element of {@code chains}. Loaded before
+     * a lock CAS, or for a batch of keys before any is walked, these misses overlap one another.
+     * Plain racy loads whose values mean nothing (an array replaced meanwhile is as good as any).
+     * Never faults.
      *
      * @return a sum of the words loaded, to be consumed by the caller
      */
-    long touchChain(int b) {
-        long[] record = recordPage(b);
-        int base = recordBase(b);
-        long sum = record[base] + record[base + RECORD_LONGS - 1];
-        int[] spill = overflow[b];
-        return spill == null ? sum : sum + spill.length;
-    }
-
-    /**
-     * Loads, and only loads, the words a lookup's optimistic walk of bucket {@code b} reads first:
-     * its head word and the first and last long of its record (the length with the newest
-     * references, in one or two lines), not the overflow array, which a hit among the chain's
-     * newest 15 never reads. Plain racy loads whose values mean nothing, as {@link #touchChain}'s.
-     *
-     * @return a sum of the words loaded, to be consumed by the caller
-     */
-    long touchLookup(int b) {
-        long[] record = recordPage(b);
-        int base = recordBase(b);
-        return headPage(b)[headIndex(b)] + record[base] + record[base + RECORD_LONGS - 1];
+    long touchLine(int b) {
+        long[] page = linePage(b);
+        int base = lineBase(b);
+        int[] chain = chains[b];
+        return page[base] + page[base + LINE_LONGS - 1] + (chain == null ? 0 : chain[0]);
     }
 
     /** Keeps the loads whose sum is {@code touched} (see {@link #touchSentinel}). */
@@ -701,14 +703,18 @@ final class CompactTable implements HotReferences.Host {
         }
     }
 
+    // ---------------------------------------------------------------------------------------------
+    // The pool: the free list, the delay ring
+    // ---------------------------------------------------------------------------------------------
+
     /**
-     * A free slot, popped from the free list or new at the end (its page allocated first, under the
-     * page lock; a Throwable there changes nothing), or, when neither has one, one of the delay ring's
-     * ({@link #drainDelayRing}, so that no freed slot is out of reach); 0 if every slot up to
-     * {@code 2^slotBits} is in use. The slot's count is zero and it is owned by the caller until it
+     * A free pool slot, popped from the free list or new at the end (its pages allocated first,
+     * under the page lock; a Throwable there changes nothing), or, when neither has one, one the
+     * delay ring gives back ({@link #drainDelayRing}, so that no freed slot is out of reach); 0 if
+     * every pool slot is in use. The slot's count is zero and it is owned by the caller until it
      * makes it live or frees it. A racing allocate that drains the ring at the same moment may leave
      * this one 0 while it still pushes the slots it took: the caller's synchronous reclaim and retry
-     * ({@code CompactMbCache.allocateSlot}) then finds them.
+     * ({@code CompactMbCache}'s create) then finds them.
      */
     int allocate() {
         for (;;) {
@@ -717,9 +723,41 @@ final class CompactTable implements HotReferences.Host {
                 return slot;
             }
             if (drainDelayRing() == 0 && (int) freeHead == 0) {
-                return 0;
+                return stealHomeSlot();
             }
         }
+    }
+
+    /**
+     * A free home slot of any bucket, for use as a pool slot where the pool has none left (callers
+     * hold nearly every slot, and the free ones are in lines of other buckets): the buckets are
+     * looked at from where the last steal found one, each whose order list has room locked and its
+     * {@link #freeHomeSlot} taken, marked {@link #RESTING} so that its own bucket passes it over
+     * until it goes live in its new chain (or is given back, {@link #freeUnused}). 0 if no bucket has
+     * one. Called with no bucket's bit held.
+     */
+    private int stealHomeSlot() {
+        int start = stealCursor;
+        for (int i = 0; i < buckets; i++) {
+            int b = start + i < buckets ? start + i : start + i - buckets;
+            if (lineLength(orderOf(laVersion(b))) == HOME_SLOTS) {
+                continue;
+            }
+            lock(b);
+            try {
+                int slot = freeHomeSlot(b);
+                if (slot != 0) {
+                    long[] page = linePage(b);
+                    int at = lineBase(b) + (slot & 7);
+                    soMeta(page, at, lvMeta(page, at) | RESTING);
+                    stealCursor = b;
+                    return slot;
+                }
+            } finally {
+                unlock(b);
+            }
+        }
+        return 0;
     }
 
     /** The free list's top slot, popped; 0 if the list is empty. */
@@ -733,35 +771,41 @@ final class CompactTable implements HotReferences.Host {
             // The pusher wrote the link before its CAS; this thread's volatile load of the head saw
             // that CAS. If the slot was popped and reused meanwhile, the link is garbage and the CAS
             // below fails on the tag.
-            long[] page = slotPage(slot);
-            int next = (int) page[valueIndex(slot)];
+            int next = (int) lpValue(slot);
             if (FREE_HEAD.compareAndSet(this, head, ((head >>> 32) + 1) << 32 | (next & 0xFFFF_FFFFL))) {
                 return slot;
             }
         }
     }
 
-    /** A never-used slot from the end, its page allocated first; 0 once the end is past {@link #slotMask}. */
+    /** A never-used pool slot from the end, its pages allocated first; 0 once the end reaches {@link #slotLimit}. */
     private int takeNew() {
         for (;;) {
             int slot = nextSlot;
-            if (slot > slotMask) {
+            if (slot >= slotLimit) {
                 return 0;
             }
-            ensureSlotPage(slot >>> slotPageBits);
-            if (NEXT_SLOT.compareAndSet(this, slot, slot + 1)) {
+            ensurePages(slot);
+            int next = isSlot(slot + 1) ? slot + 1 : slot + 2;
+            if (NEXT_SLOT.compareAndSet(this, slot, next)) {
                 return slot;
             }
         }
     }
 
-    private void ensureSlotPage(int p) {
-        if (PAGES.getAcquire(slotPages, p) != null) {
+    /** Allocates {@code slot}'s value page, then its meta page, where missing (release stores, under the page lock). */
+    private void ensurePages(int slot) {
+        int metaPage = slot >>> pageBits;
+        int valuePage = valueIndex(slot) >>> pageBits;
+        if (PAGES.getAcquire(metaPages, metaPage) != null && PAGES.getAcquire(valuePages, valuePage) != null) {
             return;
         }
         synchronized (pageLock) {
-            if (slotPages[p] == null) {
-                PAGES.setRelease(slotPages, p, new long[2 << slotPageBits]);
+            if (valuePages[valuePage] == null) {
+                PAGES.setRelease(valuePages, valuePage, new long[1 << pageBits]);
+            }
+            if (metaPages[metaPage] == null) {
+                PAGES.setRelease(metaPages, metaPage, new long[1 << pageBits]);
             }
         }
     }
@@ -771,41 +815,62 @@ final class CompactTable implements HotReferences.Host {
      * generation advanced first: a handle of that pair is stale by its generation from here on,
      * whether or not the cache is closed later, and the slot's next pair goes live with this
      * generation. So the generation counts the pairs a slot held, and a stale handle is taken for a
-     * new occupant's only after 65,536 of them. The meta word's store is a release (atomic, and
-     * after the claim that zeroed the count): nobody else writes a word whose count is zero (every
-     * CAS loop but the claim refuses it, and the claim needs count one). Allocation-free.
+     * new occupant's only after 65,536 of them. A home slot's word also gets {@link #RESTING} (its
+     * other flags dropped: its pair is gone): its bucket's creates pass it over until the ring gives
+     * it back. The meta word's store is a release (atomic, and after the claim that zeroed the
+     * count): nobody else writes a word whose count is zero (every CAS loop but the claim refuses
+     * it, the claim needs count one, and a create takes only a home slot that is not resting).
+     * Bucket bit held (so a create in the bucket never sees the slot out of the chain and not yet
+     * freed). Allocation-free.
      *
-     * <p>The slot then goes into the delay ring ({@link CompactDelayRing#exchange}), not onto the
-     * free list, and the slot it displaces, freed about one ring length of frees earlier, onto the
-     * list. So a slot is handed out again only after about {@link CompactDelayRing#size} further
-     * frees, and the generations of a cache's slots advance together instead of one slot taking
-     * every reuse (a last-in first-out list alone gives the slot of a key deleted and created in a
-     * loop to each of its pairs). Memory order: the freer's stores to the slot (the generation's
-     * release store, and everything before it) precede its exchange, a volatile write; the free
-     * that displaces the slot reads that write with its own exchange, a volatile read, so happens
-     * after the stores; its push writes the link (release) and publishes it with the free list's
-     * CAS, which the popper's volatile load of the head reads. So the popper (or a drainer,
-     * {@link #drainDelayRing}, whose exchange reads the freer's likewise) sees the advanced
+     * <p>The slot then goes into the delay ring ({@link CompactDelayRing#exchange}), and the slot
+     * it displaces, freed about one ring length of frees earlier, back into use
+     * ({@link #recycle}). So a slot is handed out again only after about
+     * {@link CompactDelayRing#size} further frees, and the generations of a cache's slots advance
+     * together instead of one slot taking every reuse. Memory order: the freer's stores to the slot
+     * (the generation's release store, and everything before it) precede its exchange, a volatile
+     * write; the free that displaces the slot reads that write with its own exchange, a volatile
+     * read, so happens after the stores, and so does its recycling store (a release: the link's on
+     * the free list, published by the list's CAS, or the resting flag's clearing, read by the
+     * bucket's next create with a volatile load). So whoever takes the slot next sees the advanced
      * generation before it makes the slot live with it.
      */
     void free(int slot) {
-        long[] page = slotPage(slot);
-        int at = valueIndex(slot);
+        long[] page = metaPage(slot);
+        int at = metaIndex(slot);
         long meta = lvMeta(page, at);
         long generation = (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
-        soMeta(page, at, (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation);
-        int displaced = delayRing.exchange(slot);
-        if (displaced != 0) {
-            push(displaced, slotPage(displaced), valueIndex(displaced));
+        long freed = isHome(slot) ? (meta & 0xFFFF_FFFF_0000_0000L) | generation | RESTING
+                : (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation;
+        soMeta(page, at, freed);
+        recycle(delayRing.exchange(slot));
+    }
+
+    /**
+     * Puts a slot the delay ring gave back ({@code 0}: none) into use again: a pool slot onto the
+     * free list, a home slot by clearing {@link #RESTING} (a release store: nobody else writes a
+     * resting word). Allocation-free.
+     */
+    private void recycle(int slot) {
+        if (slot == 0) {
+            return;
+        }
+        if (isHome(slot)) {
+            long[] page = metaPage(slot);
+            int at = metaIndex(slot);
+            soMeta(page, at, lvMeta(page, at) & ~(long) RESTING);
+        } else {
+            push(slot);
         }
     }
 
     /**
-     * Moves every slot of the delay ring to the free list, the newest first, so the oldest ends on
-     * top and is handed out first: the drained slots are reused in the order they were freed, each
-     * after all the others ({@link CompactDelayRing#take}; memory order as in {@link #free}); how
-     * many it moved. For {@link #allocate} once no other slot is left, and for tests and the stress
-     * races that want a freed slot reused soon. Allocation-free.
+     * Puts every slot of the delay ring back into use ({@link #recycle}), the newest first, so the
+     * oldest pool slot ends on top of the free list and is handed out first: the drained slots are
+     * reused in the order they were freed, each after all the others ({@link CompactDelayRing#take};
+     * memory order as in {@link #free}); how many it moved. For {@link #allocate} once no other
+     * slot is left, and for tests and the stress races that want a freed slot reused soon.
+     * Allocation-free.
      */
     int drainDelayRing() {
         int moved = 0;
@@ -813,7 +878,7 @@ final class CompactTable implements HotReferences.Host {
         for (int i = delayRing.size() - 1; i >= 0; i--) {
             int slot = delayRing.take(oldest + i);
             if (slot != 0) {
-                push(slot, slotPage(slot), valueIndex(slot));
+                recycle(slot);
                 moved++;
             }
         }
@@ -821,23 +886,30 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
-     * Puts back a slot that {@link #allocate} handed out and that never went live (its create found
-     * the pair cached, or the chain full, or failed), its word as it was: no pair held it, so its
-     * generation stays, and it goes straight onto the free list (no pair's handle can be stale on
-     * it but the last pair's, whose generation the slot's next pair does not have). Allocation-free.
+     * Puts back a pool slot that {@link #allocate} handed out and that never went live (its create
+     * found the pair cached, or a home slot free, or the chain full, or failed), its word as it was:
+     * no pair held it, so its generation stays, and it goes straight onto the free list (no pair's
+     * handle can be stale on it but the last pair's, whose generation the slot's next pair does not
+     * have). Allocation-free.
      */
     void freeUnused(int slot) {
-        push(slot, slotPage(slot), valueIndex(slot));
+        if (isHome(slot)) {
+            recycle(slot); // a stolen home slot: back to its own bucket
+        } else {
+            push(slot);
+        }
     }
 
     /**
-     * Pushes a slot whose count is zero onto the free list: the link goes into the slot's value word
-     * (a release store, after {@link #free}'s generation, which happens before it, through the
-     * ring's exchange where another thread pushes: a racing {@code value(handle)} that reads the
-     * link, whose acquire fence orders that load before its load of the meta word, sees the new
-     * generation and throws; the link itself is published to the free list by the CAS).
+     * Pushes a pool slot whose count is zero onto the free list: the link goes into the slot's
+     * value word (a release store, after {@link #free}'s generation, which happens before it,
+     * through the ring's exchange where another thread pushes: a racing {@code value(handle)} that
+     * reads the link, whose acquire fence orders that load before its load of the meta word, sees
+     * the new generation and throws; the link itself is published to the free list by the CAS).
      */
-    private void push(int slot, long[] page, int at) {
+    private void push(int slot) {
+        long[] page = valuePage(slot);
+        int at = valueIndex(slot) & pageMask;
         for (;;) {
             long head = (long) FREE_HEAD.getVolatile(this);
             LONGS.setRelease(page, at, (long) (int) head);
@@ -847,16 +919,47 @@ final class CompactTable implements HotReferences.Host {
         }
     }
 
+    /** The delay ring's places: the frees a freed slot waits for before it is used again. */
+    int ringSize() {
+        return delayRing.size();
+    }
+
+    /** The slots of the table, home and pool: {@code 7/8} of {@link #slotLimit}. */
+    int capacity() {
+        return slotLimit / LINE_LONGS * HOME_SLOTS;
+    }
+
     /**
-     * Free slots on the list and in the delay ring (walks both; for tests and the bench's
-     * accounting). Not concurrent-safe.
+     * Free slots: pool slots on the list or never handed out, slots in the delay ring, and home
+     * slots out of their chains and not resting (walks them all; for tests and the bench's
+     * accounting). Quiet tables only.
      */
     int freeSlots() {
         int n = 0;
-        for (int slot = (int) freeHead; slot != 0 && n <= slotMask; slot = (int) slotPage(slot)[valueIndex(slot)]) {
+        for (int slot = (int) freeHead; slot != 0 && n < slotLimit; slot = (int) lpValue(slot)) {
             n++;
         }
+        for (int slot = nextSlot; slot < slotLimit; slot++) {
+            n += isSlot(slot) ? 1 : 0;
+        }
+        for (int b = 0; b < buckets; b++) {
+            n += freeHomeSlots(b);
+        }
         return n + delayRing.occupied();
+    }
+
+    /** Home slots of bucket {@code b} out of its chain, free and not resting. Quiet tables only. */
+    private int freeHomeSlots(int b) {
+        int used = 0;
+        for (int order = orderOf(lpHeader(b)); order != 0; order >>>= 3) {
+            used |= 1 << (order & 7);
+        }
+        int n = 0;
+        for (int position = 1; position <= HOME_SLOTS; position++) {
+            long meta = lvMeta(linePage(b), lineBase(b) + position);
+            n += (used & 1 << position) == 0 && count(meta) == 0 && (meta & RESTING) == 0 ? 1 : 0;
+        }
+        return n;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -873,13 +976,24 @@ final class CompactTable implements HotReferences.Host {
     @Override
     public long lvWord(long at) {
         int slot = (int) at;
-        return lvMeta(slotPage(slot), valueIndex(slot));
+        return lvMeta(metaPage(slot), metaIndex(slot));
     }
 
+    /** The hot-mode CASes; the one that claims (count to zero) marks a home slot as {@link #claimedWord} does. */
     @Override
     public boolean casWord(long at, long expected, long updated) {
         int slot = (int) at;
-        return casMeta(slotPage(slot), valueIndex(slot), expected, updated);
+        return casMeta(metaPage(slot), metaIndex(slot), expected, count(updated) == 0 ? claimedWord(slot, updated) : updated);
+    }
+
+    /**
+     * The word a claim leaves in {@code slot} ({@code word}, count zero): on a home slot with
+     * {@link #RESTING} set. A home slot lent to another bucket's chain ({@link #stealHomeSlot}) is
+     * claimed under that bucket's bit, not its own bucket's; without the flag its own bucket's
+     * creates would take it as free between the claim and the {@link #free} that follows.
+     */
+    long claimedWord(int slot, long word) {
+        return isHome(slot) ? word | RESTING : word;
     }
 
     /** The cells of the slot's occupant whose meta word is {@code word}: found by its identity bits and the slot. */
@@ -921,25 +1035,17 @@ final class CompactTable implements HotReferences.Host {
     // Accounting
     // ---------------------------------------------------------------------------------------------
 
-    /**
-     * Bytes held by the arrays (bucket heads and records, overflow directory and arrays, slot and
-     * handle pages, the delay ring).
-     */
+    /** Bytes held by the arrays (lines, values and pool pages, chain arrays and their directory, the delay ring). */
     long footprintBytes() {
-        long bytes = 2 * (16L + 4L * bucketPages.length) + 16L + 4L * overflow.length
-                + 2 * (16L + 4L * slotPages.length) + delayRing.footprintBytes();
-        for (int p = 0; p < bucketPages.length; p++) {
-            bytes += 2 * 16L + 8L * (bucketPages[p].length + headPages[p].length);
-        }
-        for (int[] spill : overflow) {
-            if (spill != null) {
-                bytes += 16L + 4L * spill.length;
+        long bytes = 16L + 4L * metaPages.length + 16L + 4L * valuePages.length + 16L + 4L * chains.length
+                + delayRing.footprintBytes();
+        for (long[][] pages : new long[][][] {metaPages, valuePages}) {
+            for (long[] page : pages) {
+                bytes += page == null ? 0 : 16L + 8L * page.length;
             }
         }
-        for (int p = 0; p < slotPages.length; p++) {
-            if (slotPages[p] != null) {
-                bytes += 16L + 8L * slotPages[p].length;
-            }
+        for (int[] chain : chains) {
+            bytes += chain == null ? 0 : 16L + 4L * chain.length;
         }
         return bytes;
     }

@@ -37,12 +37,11 @@ final class CompactWalk {
         long keyed = table.keyedHash(key);
         int bucket = table.bucketOfHash(keyed);
         long found = tryFind(table, bucket, keyed, key, value, byPair, afterSlot, true);
-        return found != RETRY ? found : findLocked(table, bucket, table.fingerprintOfHash(keyed), key, value, byPair, afterSlot);
+        return found != RETRY ? found : findLocked(table, bucket, key, value, byPair, afterSlot);
     }
 
     /** {@link #find} under the bucket's bit. */
-    private static long findLocked(CompactTable table, int bucket, int print, int key, long value, boolean byPair,
-                                   int afterSlot) {
+    private static long findLocked(CompactTable table, int bucket, int key, long value, boolean byPair, int afterSlot) {
         table.lock(bucket);
         try {
             int from = table.length(bucket);
@@ -54,11 +53,8 @@ final class CompactWalk {
             }
             long found = NO_ENTRY;
             for (int pos = from - 1; pos >= 0 && found == NO_ENTRY; pos--) {
-                int ref = table.refAt(bucket, pos);
-                if (table.fingerprintOfRef(ref) == print) {
-                    int slot = table.slotOfRef(ref);
-                    found = CompactSlots.tryAcquireMatching(table, table.slotPage(slot), slot, key, value, byPair);
-                }
+                int slot = table.refAt(bucket, pos);
+                found = CompactSlots.tryAcquireMatching(table, table.metaPage(slot), slot, key, value, byPair);
             }
             return found;
         } finally {
@@ -79,12 +75,13 @@ final class CompactWalk {
      * The optimistic walk of {@link #find}: a handle, {@link CompactMbCache#NO_ENTRY}, or
      * {@link #RETRY}. Without {@code acquire} (the create's duplicate check, by pair) it takes no
      * reference and answers {@link #CONTAINED}, {@link #RETRY}, or the version under which the pair
-     * was absent. {@code keyed} is the key's {@link CompactTable#keyedHash}, which gives its filter
-     * bits and fingerprint.
+     * was absent. {@code keyed} is the key's {@link CompactTable#keyedHash}, which gives its pool
+     * filter bit.
      *
-     * <p>Newest first: the record's inline references, then, only if the walk gets that far, the
-     * overflow array, loaded there and not before ({@link #overflowCovering}), so that a hit among a
-     * chain's newest 15 reads the record alone (see CompactTable's "Memory ordering").
+     * <p>Where the header's pool filter turns the key away, every entry of the key is in the
+     * bucket's line, in the order list's order: the walk reads the line alone
+     * ({@link #walkLine}), one header load and the meta words beside it. Otherwise it walks the
+     * chain array ({@link #walkChain}).
      *
      * <p>A reference taken under a version that then fails to validate is given back
      * ({@link CompactSlots#release}) before the retry. That release is refused only where
@@ -95,90 +92,115 @@ final class CompactWalk {
     private static long tryFind(CompactTable table, int bucket, long keyed, int key, long value, boolean byPair,
                                 int afterSlot, boolean acquire) {
         long head = table.laVersion(bucket);
-        if (table.turnsAway(bucket, head, table.filterMixOfHash(keyed))) {
-            return acquire ? NO_ENTRY : BucketLockWord.versionOf(head);
-        }
-        int print = table.fingerprintOfHash(keyed);
-        int length = table.length(bucket);
-        if (BucketLockWord.locked(head)) { // length() is in [0, 2^slotBits) whatever was read: never negative
+        if (BucketLockWord.locked(head)) {
             return RETRY;
         }
-        int first = CompactTable.firstInline(length);
-        int[] spill = null;
+        long handle = CompactTable.poolMayHold(head, table.filterMixOfHash(keyed))
+                ? walkChain(table, bucket, head, key, value, byPair, afterSlot, acquire)
+                : walkLine(table, bucket, head, key, value, byPair, afterSlot, acquire);
+        if (handle == RETRY || handle == NO_ENTRY) {
+            return handle == RETRY || !table.validate(bucket, head) ? RETRY
+                    : acquire ? NO_ENTRY : BucketLockWord.versionOf(head);
+        }
+        if (table.validate(bucket, head)) {
+            return handle;
+        }
+        if (acquire) { // the occupant it incremented (CompactSlots, "Slot reuse", step 3)
+            int slot = (int) handle;
+            CompactSlots.release(table, slot, table.metaPage(slot), table.metaIndex(slot),
+                    CompactSlots.generationOf(handle));
+        }
+        return RETRY;
+    }
+
+    /**
+     * {@link #tryFind}'s walk of the line: the order list of {@code head}, newest first, from below
+     * {@code afterSlot} where that is in it; the first match (a handle; {@link #CONTAINED} without
+     * {@code acquire}) or {@link CompactMbCache#NO_ENTRY}, not validated.
+     */
+    private static long walkLine(CompactTable table, int bucket, long head, int key, long value, boolean byPair,
+                                 int afterSlot, boolean acquire) {
+        int order = CompactTable.orderOf(head);
+        if (afterSlot != 0 && CompactTable.isHomeOf(bucket, afterSlot)) {
+            for (int rest = order; rest != 0; rest >>>= 3) {
+                if (CompactTable.homeSlot(bucket, rest & 7) == afterSlot) {
+                    order = rest >>> 3;
+                    break;
+                }
+            }
+        }
+        long[] page = table.linePage(bucket);
+        for (; order != 0; order >>>= 3) {
+            long handle = tryMatch(table, page, CompactTable.homeSlot(bucket, order & 7), key, value, byPair, acquire);
+            if (handle != NO_ENTRY) {
+                return handle;
+            }
+        }
+        return NO_ENTRY;
+    }
+
+    /**
+     * {@link #tryFind}'s walk of the chain array, newest first, from below {@code afterSlot} where
+     * that is in it: the first match or {@link CompactMbCache#NO_ENTRY}, not validated, or
+     * {@link #RETRY} where the array read cannot be the chain of {@code head} (not overflowed,
+     * missing, shorter than the length it holds, or naming no slot: a writer was in the bucket).
+     */
+    private static long walkChain(CompactTable table, int bucket, long head, int key, long value, boolean byPair,
+                                  int afterSlot, boolean acquire) {
+        int[] chain = table.lpChain(bucket);
+        if (!CompactTable.overflowed(head) || chain == null) {
+            return RETRY;
+        }
+        int length = chain[CompactTable.CHAIN_LENGTH];
+        if (length < 0 || length > chain.length - CompactTable.CHAIN_REFS) {
+            return RETRY;
+        }
         int from = length;
         if (afterSlot != 0) {
             for (int pos = length - 1; pos >= 0; pos--) {
-                if (pos < first && spill == null && (spill = overflowCovering(table, bucket, first)) == null) {
-                    return RETRY;
-                }
-                if (table.slotOfRef(refAt(table, bucket, length, first, spill, pos)) == afterSlot) {
+                if (chain[CompactTable.CHAIN_REFS + pos] == afterSlot) {
                     from = pos;
                     break;
                 }
             }
         }
+        int end = table.end();
         for (int pos = from - 1; pos >= 0; pos--) {
-            if (pos < first && spill == null && (spill = overflowCovering(table, bucket, first)) == null) {
+            int slot = chain[CompactTable.CHAIN_REFS + pos];
+            if (slot <= 0 || slot >= end || !CompactTable.isSlot(slot)) {
                 return RETRY;
             }
-            int ref = refAt(table, bucket, length, first, spill, pos);
-            if (table.fingerprintOfRef(ref) != print) {
-                continue;
-            }
-            int slot = table.slotOfRef(ref);
-            long[] page = table.laSlotPage(slot);
+            long[] page = table.laMetaPage(slot);
             if (page == null) {
                 return RETRY;
             }
-            long handle = acquire ? CompactSlots.tryAcquireMatching(table, page, slot, key, value, byPair)
-                    : CompactSlots.matches(page, table.valueIndex(slot), lvMeta(page, table.valueIndex(slot)), key, value, true)
-                    ? CONTAINED : NO_ENTRY;
-            if (handle == NO_ENTRY) {
-                continue;
-            }
-            if (table.validate(bucket, head)) {
+            long handle = tryMatch(table, page, slot, key, value, byPair, acquire);
+            if (handle != NO_ENTRY) {
                 return handle;
             }
-            if (acquire) { // the occupant it incremented (CompactSlots, "Slot reuse", step 3)
-                CompactSlots.release(table, slot, page, table.valueIndex(slot), CompactSlots.generationOf(handle));
-            }
-            return RETRY;
         }
-        return !table.validate(bucket, head) ? RETRY : acquire ? NO_ENTRY : BucketLockWord.versionOf(head);
+        return NO_ENTRY;
     }
 
     /**
-     * An optimistic read's overflow array, loaded when its walk first gets below the chain's first
-     * inline position {@code first} (computed from the length it read): the array if it holds at
-     * least {@code first} references, else {@code null} (a stale or torn read: a writer was in the
-     * bucket; the caller retries). A reference taken from it is validated as any other.
+     * One slot of an optimistic walk: with {@code acquire}, {@link CompactSlots#tryAcquireMatching};
+     * without, {@link #CONTAINED} if the slot holds the pair. Else {@link CompactMbCache#NO_ENTRY}.
      */
-    private static int[] overflowCovering(CompactTable table, int bucket, int first) {
-        int[] spill = table.lpOverflow(bucket);
-        return spill != null && spill.length >= first ? spill : null;
-    }
-
-    /**
-     * An optimistic read's reference at {@code pos} of a chain of the {@code length} it read: the
-     * record's inline reference {@code length - 1 - pos} (0 the newest; below {@code INLINE}, as
-     * {@code pos >= first}) from the chain's first inline position {@code first} up, below it
-     * {@code spill[pos]} (the array {@link #overflowCovering} gave, which holds {@code first}).
-     */
-    private static int refAt(CompactTable table, int bucket, int length, int first, int[] spill, int pos) {
-        return pos >= first ? table.inlineRef(bucket, length - 1 - pos) : spill[pos];
+    private static long tryMatch(CompactTable table, long[] page, int slot, int key, long value, boolean byPair,
+                                 boolean acquire) {
+        if (acquire) {
+            return CompactSlots.tryAcquireMatching(table, page, slot, key, value, byPair);
+        }
+        return CompactSlots.matches(table, slot, lvMeta(page, table.metaIndex(slot)), key, value, true)
+                ? CONTAINED : NO_ENTRY;
     }
 
     /** The chain position of a live pair, newest first, or -1. Bit held. */
-    static int positionOfPair(CompactTable table, int bucket, int key, int print, long value) {
+    static int positionOfPair(CompactTable table, int bucket, int key, long value) {
         for (int pos = table.length(bucket) - 1; pos >= 0; pos--) {
-            int ref = table.refAt(bucket, pos);
-            if (table.fingerprintOfRef(ref) == print) {
-                int slot = table.slotOfRef(ref);
-                long[] page = table.slotPage(slot);
-                int at = table.valueIndex(slot);
-                if (CompactSlots.matches(page, at, lvMeta(page, at), key, value, true)) {
-                    return pos;
-                }
+            int slot = table.refAt(bucket, pos);
+            if (CompactSlots.matches(table, slot, lvMeta(table.metaPage(slot), table.metaIndex(slot)), key, value, true)) {
+                return pos;
             }
         }
         return -1;
@@ -195,9 +217,9 @@ final class CompactWalk {
         for (int round = 0; round < 2 && table.length(bucket) >= chainCap; round++) {
             int pos = 0;
             while (pos < table.length(bucket) && table.length(bucket) >= chainCap) {
-                int slot = table.slotOfRef(table.refAt(bucket, pos));
-                long[] page = table.slotPage(slot);
-                int at = table.valueIndex(slot);
+                int slot = table.refAt(bucket, pos);
+                long[] page = table.metaPage(slot);
+                int at = table.metaIndex(slot);
                 long meta = lvMeta(page, at);
                 if ((meta & REFERENCED) == 0 && CompactSlots.tryClaim(table, slot, page, at, meta)) {
                     table.removeAt(bucket, pos);
@@ -223,18 +245,16 @@ final class CompactWalk {
      * before it.
      */
     static long deleteOrAcquire(CompactTable table, int key, long value) {
-        long keyed = table.keyedHash(key);
-        int bucket = table.bucketOfHash(keyed);
-        int print = table.fingerprintOfHash(keyed);
+        int bucket = table.bucketOf(key);
         table.lock(bucket);
         try {
-            int pos = positionOfPair(table, bucket, key, print, value);
+            int pos = positionOfPair(table, bucket, key, value);
             if (pos < 0) {
                 return NO_ENTRY;
             }
-            int slot = table.slotOfRef(table.refAt(bucket, pos));
-            long[] page = table.slotPage(slot);
-            int at = table.valueIndex(slot);
+            int slot = table.refAt(bucket, pos);
+            long[] page = table.metaPage(slot);
+            int at = table.metaIndex(slot);
             if (CompactSlots.tryClaim(table, slot, page, at, lvMeta(page, at))) {
                 table.removeAt(bucket, pos);
                 table.free(slot);
@@ -263,15 +283,18 @@ final class CompactWalk {
      */
     static void checkChains(CompactTable table) {
         for (int slot = 1; slot < table.end(); slot++) {
-            long meta = lvMeta(table.slotPage(slot), table.valueIndex(slot));
+            if (!CompactTable.isSlot(slot)) {
+                continue;
+            }
+            long meta = lvMeta(table.metaPage(slot), table.metaIndex(slot));
             if (count(meta) != 0 && table.positionOf(table.bucketOf(keyOf(meta)), slot) < 0) {
                 throw new AssertionError("live slot " + slot + " (key " + keyOf(meta) + ") is not in its chain");
             }
         }
         for (int bucket = 0; bucket < table.bucketCount(); bucket++) {
             for (int pos = 0; pos < table.length(bucket); pos++) {
-                int slot = table.slotOfRef(table.refAt(bucket, pos));
-                long meta = lvMeta(table.slotPage(slot), table.valueIndex(slot));
+                int slot = table.refAt(bucket, pos);
+                long meta = lvMeta(table.metaPage(slot), table.metaIndex(slot));
                 if (count(meta) == 0 || table.bucketOf(keyOf(meta)) != bucket) {
                     throw new AssertionError("bucket " + bucket + " position " + pos + " holds slot " + slot
                             + " (count " + count(meta) + ", key " + keyOf(meta) + ")");

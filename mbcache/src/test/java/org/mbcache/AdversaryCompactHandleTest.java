@@ -37,8 +37,8 @@ class AdversaryCompactHandleTest {
      */
     @Test
     void aKeyChurnedInANearlyFullTableCyclesThroughEveryFreeSlot() {
-        try (CompactMbCache cache = cache(10, 1024)) { // 2^12 slots, 4,095 usable, ring of 512
-            int usable = (1 << 12) - 1;
+        try (CompactMbCache cache = cache(0, 128)) { // one bucket: 7 home slots, 518 pool slots, a ring of 128
+            int usable = FreedSlots.capacity(cache);
             int free = 64; // fewer than the ring's places: every create drains it
             long[] held = new long[usable - free];
             for (int i = 0; i < held.length; i++) {
@@ -46,7 +46,7 @@ class AdversaryCompactHandleTest {
                 held[i] = cache.getHandle(i + 1_000_000, i);
             }
             java.util.Set<Integer> slots = new java.util.HashSet<>();
-            int[] lastUse = new int[1 << 12];
+            int[] lastUse = new int[FreedSlots.end(cache) + usable];
             java.util.Arrays.fill(lastUse, -1);
             int shortestReuse = Integer.MAX_VALUE;
             for (int cycle = 0; cycle < 10 * free; cycle++) {

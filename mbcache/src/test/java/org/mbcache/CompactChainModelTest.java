@@ -24,8 +24,8 @@ import org.mbcache.internal.Snapshots;
 
 /**
  * Random operation sequences on tiny compact tables (one to four buckets, chain caps from 1 to none,
- * chains past the 15 inline references, with and without reclaim passes, rebuilding the key filters
- * every eighth and every fourth removal) against a model of the cached pairs: after every step the
+ * chains past their line's seven home slots into the pool and back, with and without reclaim
+ * passes) against a model of the cached pairs: after every step the
  * pairs a snapshot lists (a walk of the slots) are the model's, no pair is cached twice, every cached
  * pair is found by {@code get} and refused by {@code create}, and the chains check out.
  */
@@ -77,13 +77,13 @@ class CompactChainModelTest {
             }
         }
         assertEquals(3 * 4 * 2 * 2, configs);
-        assertTrue(crossings >= 100, "chains crossed the record's " + CompactTable.INLINE + " inline references, up or down, "
+        assertTrue(crossings >= 100, "chains crossed their line's " + CompactTable.HOME_SLOTS + " home slots, up or down, "
                 + crossings + " times");
     }
 
     /**
      * One random sequence; returns how many times a step moved the chain of its key's bucket across
-     * the record's inline references (from at most {@link CompactTable#INLINE} to more, or back).
+     * its line's home slots (from at most {@link CompactTable#HOME_SLOTS} entries to more, or back).
      */
     private static int run(int bucketBits, int chainCap, boolean shrinking, long seed, long maxEntries) {
         Random random = new Random(seed);
@@ -93,7 +93,6 @@ class CompactChainModelTest {
         String where0 = "maxEntries " + maxEntries + " bucketBits " + bucketBits + " chainCap " + chainCap + " shrinking " + shrinking + " seed " + seed;
         try (CompactMbCache cache = CompactMbCache.builder().bucketBits(bucketBits).maxEntries(maxEntries)
                 .chainCap(chainCap).hashSeed(seed).executor(Runnable::run).build()) {
-            assertEquals(maxEntries > 1 << 20 ? 4 : 8, cache.filterRebuildEvery());
             Map<Long, Boolean> model = new HashMap<>();
             List<Long> held = new ArrayList<>();
             Map<Long, Integer> heldPairs = new HashMap<>();
@@ -101,7 +100,7 @@ class CompactChainModelTest {
             for (int step = 0; step < 800; step++) {
                 String where = where0 + " step " + step;
                 int key = random.nextInt(keys) * 0x9E3779B1;
-                boolean wasInline = cache.chainLength(key) <= CompactTable.INLINE;
+                boolean wasInline = cache.chainLength(key) <= CompactTable.HOME_SLOTS;
                 long value = random.nextInt(values);
                 long p = pair(key, value);
                 int op = random.nextInt(100);
@@ -178,7 +177,7 @@ class CompactChainModelTest {
                         assertEquals(model.get(e.getKey()), e.getValue(), where + " reusable flag");
                     }
                 }
-                if (wasInline != cache.chainLength(key) <= CompactTable.INLINE) {
+                if (wasInline != cache.chainLength(key) <= CompactTable.HOME_SLOTS) {
                     crossings++;
                 }
                 cache.checkChains();

@@ -285,7 +285,7 @@ class CompactMbCacheTest {
         try (CompactMbCache cache = cache(0, 1024)) {
             List<Long> chain = new ArrayList<>(); // KEY's values, oldest first: the one-bucket chain
             long next = 0;
-            for (int length = 2 * CompactTable.INLINE + 6; length >= 1; length--) {
+            for (int length = 2 * CompactTable.HOME_SLOTS + 6; length >= 1; length--) {
                 while (chain.size() < length) {
                     assertTrue(cache.create(KEY, next, true));
                     chain.add(next++);
@@ -336,7 +336,7 @@ class CompactMbCacheTest {
         ExecutorService looker = Executors.newSingleThreadExecutor();
         try (CompactMbCache cache = cache(0, 1024)) {
             CompactTable table = tableOf(cache);
-            for (long length = 1; length <= 2 * CompactTable.INLINE + 6; length++) {
+            for (long length = 1; length <= 2 * CompactTable.HOME_SLOTS + 6; length++) {
                 assertTrue(cache.create(KEY, length - 1, true)); // KEY's values 0 to length - 1, oldest first
                 String where = "length " + length;
                 long first = underTheBit(cache, table, looker, () -> 0, h -> cache.findFirstHandle(KEY));
@@ -356,7 +356,7 @@ class CompactMbCacheTest {
                     }
                 }
             }
-            assertEquals(2 * CompactTable.INLINE + 6, cache.size());
+            assertEquals(2 * CompactTable.HOME_SLOTS + 6, cache.size());
             assertEquals(cache.size(), cache.shrink(Long.MAX_VALUE), "every reference taken was given back");
         } finally {
             looker.shutdownNow();
@@ -462,15 +462,17 @@ class CompactMbCacheTest {
     }
 
     @Test
-    void theClockFreesInCreationOrderWhileTheTableGrows() {
+    void theClockFreesInTheTablesOrderFromItsHand() throws IOException {
         try (CompactMbCache cache = cache(4, 1024)) {
             for (int key = 0; key < 100; key++) {
                 cache.create(key, key, true);
             }
+            List<Integer> order = snapshotKeys(cache); // the hand's order: the table's, from the hand
             assertEquals(10, cache.shrink(10));
-            for (int key = 0; key < 100; key++) {
+            for (int i = 0; i < 100; i++) {
+                int key = order.get(i);
                 long h = cache.getHandle(key, key);
-                assertEquals(key >= 10, h != CompactMbCache.NO_ENTRY, "key " + key);
+                assertEquals(i >= 10, h != CompactMbCache.NO_ENTRY, "key " + key + ", " + i + "th in the hand's order");
                 if (h != CompactMbCache.NO_ENTRY) {
                     cache.release(h);
                 }
@@ -666,29 +668,38 @@ class CompactMbCacheTest {
             for (int key = 0; key < 10; key++) {
                 assertTrue(cache.create(key, key, true));
             }
-            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), snapshotKeys(cache));
-            assertEquals(3, cache.shrink(3)); // frees keys 0-2; the hand stops before key 3's slot
-            assertTrue(cache.create(100, 100, true)); // reuses the slot the hand freed last
-            assertEquals(List.of(3, 4, 5, 6, 7, 8, 9, 100), snapshotKeys(cache));
+            List<Integer> order = snapshotKeys(cache);
+            assertEquals(3, cache.shrink(3)); // frees the first three; the hand stops before the fourth's slot
+            assertEquals(order.subList(3, 10), snapshotKeys(cache));
+            assertTrue(cache.create(100, 100, true));
+            List<Integer> withNew = snapshotKeys(cache);
+            assertEquals(8, withNew.size());
+            assertEquals(order.subList(3, 10), withNew.stream().filter(key -> key != 100).toList());
             assertEquals(1, cache.shrink(1));
-            assertFalse(org.mbcache.contract.Pairs.isCached(cache, 3, 3), "the snapshot's first pair is the next one reclaimed");
+            assertFalse(org.mbcache.contract.Pairs.isCached(cache, withNew.get(0), withNew.get(0)),
+                    "the snapshot's first pair is the next one reclaimed");
         }
     }
 
     @Test
-    void aRestoredCacheReclaimsInTheSnapshotsOrder() throws IOException {
+    void aRestoredCacheOfTheSameSeedAndBucketsRebuildsTheTablesOrder() throws IOException {
         try (CompactMbCache cache = cache(4, 1024); CompactMbCache restored = cache(4, 1024)) {
             for (int key = 0; key < 10; key++) {
                 assertTrue(cache.create(key, key, key % 2 == 0));
             }
             cache.shrink(4);
+            List<Integer> order = snapshotKeys(cache); // from the hand, which a restored cache starts at the table's start
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             assertEquals(6, cache.writeSnapshot(out));
             assertEquals(6, restored.readSnapshot(new ByteArrayInputStream(out.toByteArray())));
-            assertEquals(snapshotKeys(cache), snapshotKeys(restored));
+            List<Integer> rebuilt = snapshotKeys(restored);
+            int start = rebuilt.indexOf(order.get(0));
+            List<Integer> rotated = new ArrayList<>(rebuilt.subList(start, 6));
+            rotated.addAll(rebuilt.subList(0, start));
+            assertEquals(order, rotated, "the same cyclic order, from the restored cache's own hand");
             assertEquals(1, restored.shrink(1));
-            assertFalse(org.mbcache.contract.Pairs.isCached(restored, 4, 4), "the oldest restored pair is reclaimed first");
-            assertTrue(org.mbcache.contract.Pairs.isCached(restored, 5, 5));
+            assertFalse(org.mbcache.contract.Pairs.isCached(restored, rebuilt.get(0), rebuilt.get(0)),
+                    "the restored cache reclaims its snapshot's first pair first");
         }
     }
 
@@ -734,8 +745,9 @@ class CompactMbCacheTest {
                     }
                 }
             };
+            List<Integer> outer = snapshotKeys(cache);
             assertEquals(10, cache.writeSnapshot(nesting));
-            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), inner);
+            assertEquals(outer, inner);
         }
     }
 
@@ -779,14 +791,14 @@ class CompactMbCacheTest {
     }
 
     @Test
-    void defaultSizingKeepsAboutFourteenABucket() {
-        assertEquals(71_429, CompactMbCache.defaultBuckets(1_000_000));
+    void defaultSizingKeepsAboutSixABucket() {
+        assertEquals(166_667, CompactMbCache.defaultBuckets(1_000_000));
         assertEquals(1, CompactMbCache.defaultBuckets(1));
-        assertEquals(1 << 30, CompactMbCache.defaultBuckets(Long.MAX_VALUE));
+        assertEquals(1 << 26, CompactMbCache.defaultBuckets(Long.MAX_VALUE));
         try (CompactMbCache cache = CompactMbCache.sizedFromMaxEntries(CompactMbCache.builder().maxEntries(1_000_000)
                 .memoryPressureReclaim(false))) {
-            assertEquals(17, cache.bucketBits());
-            assertEquals(KernelPortOptions.defaultChainCapOfBuckets(1_000_000, 71_429), cache.chainCap());
+            assertEquals(18, cache.bucketBits());
+            assertEquals(KernelPortOptions.defaultChainCapOfBuckets(1_000_000, 166_667), cache.chainCap());
         }
         assertThrows(IllegalArgumentException.class, () -> CompactMbCache.sizedFromMaxEntries(CompactMbCache.builder()));
     }

@@ -1,174 +1,267 @@
 package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /**
- * {@link CompactTable}'s chains, driven directly on a quiet one-bucket table: chain positions keep
- * their order (0 the oldest) through adds and through removals at every position, in chains that
- * grow past the record's {@value CompactTable#INLINE} inline references and shrink back; the record
- * holds the newest of them and the overflow array the older ones; and {@code clear} leaves an empty
- * record.
+ * The chains of a {@link CompactTable} on their own: a bucket's entries in its line's home slots,
+ * listed newest first in the header's order list; the entries beyond them in pool slots, the whole
+ * chain then kept in the bucket's array, its pool keys in the header's pool filter; free home
+ * slots, resting ones, and home slots lent to other buckets.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class CompactTableChainTest {
 
-    private static final int INLINE = CompactTable.INLINE;
+    private final CompactTable table = new CompactTable(4, 512, KeyedIndex.seed(7L));
 
-    private static CompactTable table() {
-        return new CompactTable(1, 16, 10, KeyedIndex.seed(7L));
-    }
-
-    /**
-     * A live slot of a fresh key (count 1, so that a rebuild of the filters can read its key), hashed
-     * as the newest of bucket 0's chain; its reference, which the caller appends to its model.
-     */
-    private static int addNewest(CompactTable table) {
-        int slot = table.allocate();
-        int key = slot * 0x9E37_79B9;
-        long[] page = table.slotPage(slot);
-        int at = table.valueIndex(slot);
-        CompactSlots.soMeta(page, at, (long) key << 32 | 1);
-        int ref = table.fingerprintOf(key) | slot;
-        table.lock(0);
+    /** Makes {@code slot} live for {@code key} and hashes it as bucket {@code b}'s newest. */
+    private int add(int b, int slot, int key) {
+        assertNotEquals(0, slot, "a slot to add");
+        table.lock(b);
         try {
-            table.ensureRoom(0);
-            table.addNewest(0, ref, table.filterMix(key));
+            table.ensureRoom(b, slot);
+            CompactSlots.makeLive(table, slot, key, key, true);
+            table.addNewest(b, slot, table.filterMix(key));
         } finally {
-            table.unlock(0);
+            table.unlock(b);
         }
-        return ref;
+        return slot;
     }
 
-    /** Removes chain position {@code pos} of bucket 0 and frees its slot; the model follows. */
-    private static void removeAt(CompactTable table, List<Integer> chain, int pos) {
-        table.lock(0);
+    private int addHome(int b, int key) {
+        table.lock(b);
+        int slot;
         try {
-            table.removeAt(0, pos);
+            slot = table.freeHomeSlot(b);
         } finally {
-            table.unlock(0);
+            table.unlock(b);
         }
-        int ref = chain.remove(pos);
-        long[] page = table.slotPage(table.slotOfRef(ref));
-        CompactSlots.soMeta(page, table.valueIndex(table.slotOfRef(ref)), 0);
-        table.free(table.slotOfRef(ref));
+        return add(b, slot, key);
     }
 
-    /** The chain through {@code refAt}, oldest first, and its length, are the model's. */
-    private static void checkOrder(CompactTable table, List<Integer> chain, Supplier<String> where) {
-        assertEquals(chain.size(), table.length(0), () -> where.get() + ": the length");
-        for (int pos = 0; pos < chain.size(); pos++) {
-            int p = pos;
-            assertEquals(chain.get(pos), table.refAt(0, pos), () -> where.get() + ": position " + p);
+    private int addPool(int b, int key) {
+        return add(b, table.allocate(), key);
+    }
+
+    /** Removes chain position {@code pos} (0 the oldest) of bucket {@code b}, claims and frees its slot. */
+    private int remove(int b, int pos) {
+        table.lock(b);
+        try {
+            int slot = table.refAt(b, pos);
+            long[] page = table.metaPage(slot);
+            int at = table.metaIndex(slot);
+            assertTrue(CompactSlots.tryClaim(table, slot, page, at, CompactSlots.lvMeta(page, at)));
+            assertEquals(slot, table.removeAt(b, pos));
+            table.free(slot);
+            return slot;
+        } finally {
+            table.unlock(b);
         }
     }
 
-    @Test
-    void removalsAtEveryPositionKeepTheOrderOfChainsUpToPastTheRecord() {
-        int cases = 0;
-        for (int length = 1; length <= 2 * INLINE + 10; length++) {
-            for (int removed = 0; removed < length; removed++) {
-                CompactTable table = table();
-                List<Integer> chain = new ArrayList<>();
-                for (int i = 0; i < length; i++) {
-                    chain.add(addNewest(table));
-                }
-                String at = "length " + length + ", removing position " + removed;
-                checkOrder(table, chain, () -> at + ", before");
-                removeAt(table, chain, removed);
-                checkOrder(table, chain, () -> at + ", after the removal");
-                chain.add(addNewest(table));
-                checkOrder(table, chain, () -> at + ", after an add that follows it");
-                cases++;
+    private List<Integer> chain(int b) {
+        table.lock(b);
+        try {
+            List<Integer> slots = new ArrayList<>();
+            for (int pos = 0; pos < table.length(b); pos++) {
+                slots.add(table.refAt(b, pos));
             }
+            return slots;
+        } finally {
+            table.unlock(b);
         }
-        assertEquals(40 * 41 / 2, cases);
+    }
+
+    private long header(int b) {
+        return table.laVersion(b);
     }
 
     @Test
-    void aRandomWalkAcrossTheRecordsEdgeKeepsTheOrder() {
-        Random random = new Random(15);
-        CompactTable table = table();
-        List<Integer> chain = new ArrayList<>();
-        int crossings = 0;
-        for (int step = 0; step < 20_000; step++) {
-            boolean wasInline = chain.size() <= INLINE;
-            // lengths wander between 0 and about 3 * INLINE, up past the record and back down
-            boolean adding = chain.isEmpty() || chain.size() < 3 * INLINE && random.nextInt(100) < (step / 500 % 2 == 0 ? 60 : 40);
-            if (adding) {
-                chain.add(addNewest(table));
+    void aChainWithinItsLineIsItsOrderListNewestFirst() {
+        List<Integer> added = new ArrayList<>();
+        for (int key = 0; key < 5; key++) {
+            added.add(addHome(1, key));
+        }
+        assertEquals(added, chain(1));
+        assertFalse(CompactTable.overflowed(header(1)));
+        assertEquals(5, CompactTable.lineLength(CompactTable.orderOf(header(1))));
+        assertEquals(added.get(4) & 7, CompactTable.positionAt(CompactTable.orderOf(header(1)), 0), "the newest first");
+        for (int slot : added) {
+            assertTrue(CompactTable.isHomeOf(1, slot));
+        }
+    }
+
+    @Test
+    void anEntryBeyondTheLineGoesToThePoolAndTheChainIsKeptWholeInTheArray() {
+        List<Integer> added = new ArrayList<>();
+        for (int key = 0; key < CompactTable.HOME_SLOTS; key++) {
+            added.add(addHome(2, key));
+        }
+        assertEquals(0, freeHome(2), "the line is full");
+        int pool = addPool(2, 100);
+        added.add(pool);
+        assertFalse(table.isHome(pool));
+        assertTrue(CompactTable.overflowed(header(2)));
+        assertEquals(added, chain(2));
+        int[] array = table.lpChain(2);
+        assertNotNull(array);
+        assertEquals(8, array[CompactTable.CHAIN_LENGTH]);
+        assertEquals(1, array[CompactTable.CHAIN_POOL]);
+        assertEquals(CompactTable.HOME_SLOTS, CompactTable.lineLength(CompactTable.orderOf(header(2))),
+                "the home entries stay in the order list");
+    }
+
+    @Test
+    void theLastPoolEntryLeavingMakesTheOrderListTheWholeChainAgain() {
+        List<Integer> added = new ArrayList<>();
+        for (int key = 0; key < CompactTable.HOME_SLOTS; key++) {
+            added.add(addHome(0, key));
+        }
+        addPool(0, 100);
+        remove(0, 0); // a home entry: still overflowed
+        added.remove(0);
+        assertTrue(CompactTable.overflowed(header(0)));
+        remove(0, CompactTable.HOME_SLOTS - 1); // the pool entry, now the newest
+        assertFalse(CompactTable.overflowed(header(0)));
+        assertEquals(0, header(0) & ~0L << 54, "no pool filter without pool entries");
+        assertEquals(added, chain(0));
+    }
+
+    @Test
+    void removalsAtEveryPositionOfMixedChainsKeepTheOthersInOrder() {
+        SplittableRandom random = new SplittableRandom(11);
+        List<Integer> model = new ArrayList<>();
+        int key = 0;
+        for (int step = 0; step < 3000; step++) {
+            if (model.size() < 20 && (model.isEmpty() || random.nextInt(3) != 0)) {
+                int home = freeHome(3);
+                model.add(home != 0 && random.nextInt(4) != 0 ? add(3, home, key++) : addPool(3, key++));
             } else {
-                int pos = switch (random.nextInt(4)) {
-                    case 0 -> 0;
-                    case 1 -> chain.size() - 1;
-                    case 2 -> Math.max(0, chain.size() - INLINE - random.nextInt(2)); // at the edge
-                    default -> random.nextInt(chain.size());
-                };
-                removeAt(table, chain, pos);
+                int pos = random.nextInt(model.size());
+                assertEquals((int) model.remove(pos), remove(3, pos));
             }
-            if (wasInline != (chain.size() <= INLINE)) {
-                crossings++;
-            }
-            int s = step;
-            checkOrder(table, chain, () -> "step " + s);
-        }
-        assertTrue(crossings >= 100, "the chain crossed the record's edge " + crossings + " times");
-    }
-
-    @Test
-    void theRecordHoldsTheNewestFifteenNewestFirstAndTheOverflowArrayTheOlderOnes() {
-        Random random = new Random(42);
-        CompactTable table = table();
-        List<Integer> chain = new ArrayList<>();
-        for (int step = 0; step < 4_000; step++) {
-            if (chain.isEmpty() || chain.size() < 40 && random.nextInt(100) < (step / 400 % 2 == 0 ? 65 : 35)) {
-                chain.add(addNewest(table));
-            } else {
-                removeAt(table, chain, random.nextInt(chain.size()));
-            }
-            int length = chain.size();
-            int first = Math.max(0, length - INLINE);
-            assertEquals(first, CompactTable.firstInline(length));
-            for (int i = 0; i < INLINE; i++) {
-                int expected = i < length ? chain.get(length - 1 - i) : 0;
-                int index = i;
-                assertEquals(expected, table.inlineRef(0, i),
-                        () -> "length " + length + ": inline reference " + index + " (zero past the chain)");
-            }
-            int[] spill = table.lpOverflow(0);
-            for (int pos = 0; pos < first; pos++) {
-                assertEquals(chain.get(pos), spill[pos], "length " + length + ": overflow position " + pos);
+            assertEquals(model, chain(3), "step " + step);
+            boolean pooled = model.stream().anyMatch(slot -> !CompactTable.isHomeOf(3, slot));
+            assertEquals(pooled, CompactTable.overflowed(header(3)), "step " + step);
+            List<Integer> homes = model.stream().filter(slot -> CompactTable.isHomeOf(3, slot)).toList();
+            int order = CompactTable.orderOf(header(3));
+            assertEquals(homes.size(), CompactTable.lineLength(order), "step " + step);
+            for (int k = 0; k < homes.size(); k++) {
+                assertEquals(homes.get(homes.size() - 1 - k) & 7, CompactTable.positionAt(order, k), "step " + step);
             }
         }
     }
 
     @Test
-    void clearLeavesAnEmptyRecordWhateverTheLength() {
-        for (int length : new int[] {1, INLINE - 1, INLINE, INLINE + 1, 2 * INLINE + 3}) {
-            CompactTable table = table();
-            for (int i = 0; i < length; i++) {
-                addNewest(table);
-            }
-            table.lock(0);
+    void thePoolFilterHoldsThePoolKeysAndIsRebuiltWhenOneLeaves() {
+        for (int k = 0; k < CompactTable.HOME_SLOTS; k++) {
+            addHome(1, 1000 + k);
+        }
+        int first = 7;
+        int second = first + 1;
+        while (CompactTable.poolFilterBit(table.filterMix(second)) == CompactTable.poolFilterBit(table.filterMix(first))) {
+            second++;
+        }
+        addPool(1, first);
+        addPool(1, second);
+        assertTrue(CompactTable.poolMayHold(header(1), table.filterMix(first)));
+        assertTrue(CompactTable.poolMayHold(header(1), table.filterMix(second)));
+        remove(1, CompactTable.HOME_SLOTS); // the first pool entry
+        assertFalse(CompactTable.poolMayHold(header(1), table.filterMix(first)), "rebuilt from the pool key left");
+        assertTrue(CompactTable.poolMayHold(header(1), table.filterMix(second)));
+    }
+
+    @Test
+    void aFreedHomeSlotRestsUntilTheRingGivesItBack() {
+        int slot = addHome(2, 5);
+        remove(2, 0);
+        assertEquals(0, CompactSlots.lvMeta(table.metaPage(slot), table.metaIndex(slot)) & CompactSlots.COUNT_MASK);
+        assertNotEquals(slot, freeHome(2), "resting: passed over");
+        table.drainDelayRing();
+        assertEquals(slot, freeHome(2), "given back: the lowest free position again");
+    }
+
+    @Test
+    void whenThePoolIsSpentAFreeHomeSlotOfAnotherBucketServesAsAPoolSlot() {
+        CompactTable small = new CompactTable(2, 1, KeyedIndex.seed(7L)); // one pool line: 7 pool slots
+        List<Integer> pool = new ArrayList<>();
+        for (int slot = small.allocate(); !small.isHome(slot); slot = small.allocate()) {
+            pool.add(slot);
+        }
+        assertEquals(CompactTable.HOME_SLOTS, pool.size(), "the pool's one line, handed out first");
+        int stolen = small.allocate();
+        assertTrue(small.isHome(stolen), "a home slot, lent");
+        long meta = CompactSlots.lvMeta(small.metaPage(stolen), small.metaIndex(stolen));
+        assertNotEquals(0, meta & CompactTable.RESTING, "its own bucket passes it over meanwhile");
+        small.freeUnused(stolen);
+        meta = CompactSlots.lvMeta(small.metaPage(stolen), small.metaIndex(stolen));
+        assertEquals(0, meta & CompactTable.RESTING, "given back to its bucket");
+    }
+
+    @Test
+    void aLentHomeSlotClaimedInItsBorrowersChainStaysOutOfItsOwnBucketsReachUntilTheRingGivesItBack() {
+        CompactTable small = new CompactTable(2, 1, KeyedIndex.seed(7L)); // one pool line: 7 pool slots
+        for (int i = 0; i < CompactTable.HOME_SLOTS; i++) {
+            assertFalse(small.isHome(small.allocate()), "the pool first");
+        }
+        int lent = small.allocate();
+        int owner = lent >>> 3;
+        int borrower = 1 - owner;
+        small.lock(borrower);
+        try {
+            small.ensureRoom(borrower, lent);
+            CompactSlots.makeLive(small, lent, 42, 42, true);
+            small.addNewest(borrower, lent, small.filterMix(42));
+            assertEquals(1, small.length(borrower));
+            assertTrue(CompactTable.overflowed(small.laVersion(borrower)), "a lent slot is a pool entry of its borrower");
+            long[] page = small.metaPage(lent);
+            int at = small.metaIndex(lent);
+            assertTrue(CompactSlots.tryClaim(small, lent, page, at, CompactSlots.lvMeta(page, at)));
+            small.removeAt(borrower, 0);
+            // Claimed and unhashed under the borrower's bit, not yet freed: the owner must not take it.
+            small.lock(owner);
             try {
-                table.clear(0);
+                assertNotEquals(lent, small.freeHomeSlot(owner), "claimed, not freed: not free to its own bucket");
             } finally {
-                table.unlock(0);
+                small.unlock(owner);
             }
-            assertEquals(0, table.length(0), "length " + length);
-            for (int i = 0; i < INLINE; i++) {
-                assertEquals(0, table.inlineRef(0, i), "length " + length + ": inline reference " + i);
-            }
-            assertNull(table.lpOverflow(0), "length " + length + ": the overflow array");
+            small.free(lent);
+        } finally {
+            small.unlock(borrower);
+        }
+        small.drainDelayRing();
+        small.lock(owner);
+        try {
+            assertEquals(lent, small.freeHomeSlot(owner), "given back by the ring: its own bucket's again");
+        } finally {
+            small.unlock(owner);
+        }
+    }
+
+    @Test
+    void orderListsDropAPositionAndKeepTheRest() {
+        int order = 3 | 5 << 3 | 1 << 6 | 7 << 9; // newest first: 3, 5, 1, 7
+        assertEquals(4, CompactTable.lineLength(order));
+        assertEquals(5 | 1 << 3 | 7 << 6, CompactTable.withoutPosition(order, 3));
+        assertEquals(3 | 1 << 3 | 7 << 6, CompactTable.withoutPosition(order, 5));
+        assertEquals(3 | 5 << 3 | 1 << 6, CompactTable.withoutPosition(order, 7));
+        assertEquals(0, CompactTable.lineLength(0));
+        assertEquals(7, CompactTable.lineLength(CompactTable.ORDER_MASK));
+    }
+
+    private int freeHome(int b) {
+        table.lock(b);
+        try {
+            return table.freeHomeSlot(b);
+        } finally {
+            table.unlock(b);
         }
     }
 }

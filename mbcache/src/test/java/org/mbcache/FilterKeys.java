@@ -33,36 +33,31 @@ public final class FilterKeys {
     }
 
     /**
-     * As {@link #headTwinOf}, for a {@link CompactMbCache} built with {@code hashSeed}: a key, other
-     * than {@code key}, that has {@code key}'s bit in the head word's filter but not both of its bits
-     * in the wide filter. The compact layout's filters take other bits of the keyed hash than the
-     * kernel port's (any bucket count: they do not depend on it).
+     * For a {@link CompactMbCache} built with {@code hashSeed}: a key, other than {@code key}, whose
+     * bit in a bucket header's pool filter is not {@code key}'s (any bucket count: the bit does not
+     * depend on it), so that a pool filter built from the decoy alone turns {@code key} away.
      *
      * @param key the key the lookups will ask for
      * @param hashSeed the seed the cache is built with ({@code CompactMbCache.Builder.hashSeed})
      * @return the decoy key
      */
-    public static int compactHeadTwinOf(int key, long hashSeed) {
-        CompactTable table = new CompactTable(1, 12, 12, KeyedIndex.seed(hashSeed));
-        int mix = table.filterMix(key);
+    public static int compactPoolDecoyOf(int key, long hashSeed) {
+        CompactTable table = new CompactTable(1, 512, KeyedIndex.seed(hashSeed));
+        long bit = CompactTable.poolFilterBit(table.filterMix(key));
         for (int candidate = key + 1; ; candidate++) {
-            int other = table.filterMix(candidate);
-            if (CompactTable.filterBit(other) == CompactTable.filterBit(mix)
-                    && (CompactTable.wideFilterBits(mix) & ~CompactTable.wideFilterBits(other)) != 0) {
+            if (CompactTable.poolFilterBit(table.filterMix(candidate)) != bit) {
                 return candidate;
             }
         }
     }
 
     /**
-     * The removals from one chain of a {@link CompactMbCache} that leave its key filters as they are,
-     * counted from the last rebuild (or from the chain's creation), before the one that rebuilds them
-     * from the keys left.
+     * The home slots of a {@link CompactMbCache} bucket: a chain's entries beyond these, while they
+     * are all in use or resting, go to pool slots.
      *
-     * @param cache a compact cache
-     * @return one less than the removals that rebuild the filters, one in so many
+     * @return the home slots a bucket's line holds
      */
-    public static int compactRemovalsBeforeRebuild(DedupCache cache) {
-        return ((CompactMbCache) cache).filterRebuildEvery() - 1;
+    public static int compactHomeSlots() {
+        return CompactTable.HOME_SLOTS;
     }
 }

@@ -36,7 +36,18 @@ public final class FreedSlots {
     }
 
     /**
-     * The free slots, on the free list and in the delay ring. Quiet caches only.
+     * The slots of the table, home and pool: what callers can hold at once.
+     *
+     * @param cache the compact cache
+     * @return the table's slots
+     */
+    public static int capacity(CompactMbCache cache) {
+        return tableOf(cache).capacity();
+    }
+
+    /**
+     * The free slots: pool slots on the free list or never handed out, slots in the delay ring, and
+     * home slots not resting. Quiet caches only.
      *
      * @param cache the compact cache
      * @return the free slots
@@ -62,7 +73,7 @@ public final class FreedSlots {
      * @return the frees a freed slot waits for before it is handed out again
      */
     public static int ringSize(CompactMbCache cache) {
-        return CompactDelayRing.sizeFor(tableOf(cache).slotBits);
+        return tableOf(cache).ringSize();
     }
 
     private static CompactTable tableOf(CompactMbCache cache) {

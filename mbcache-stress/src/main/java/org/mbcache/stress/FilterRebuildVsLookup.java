@@ -29,10 +29,12 @@ import org.mbcache.testing.Backend;
  * ({@code KEY}, {@code VALUE}). One actor deletes D (one removal of two keys: a rebuild); the other
  * looks P up by {@code findFirst}, then by {@code get}.
  *
- * <p>In the compact layout the filters are rebuilt on every eighth removal from
- * a chain, from the keys of the slots left (a reference carries no key), read while lookups run: its
- * race first creates and deletes that many fillers less one, so that deleting D is the removal that
- * rebuilds, and its decoy is chosen for the compact layout's filter bits.
+ * <p>In the compact layout the filter in question is a bucket header's pool filter, over the keys
+ * of the chain's entries in pool slots; a removal of a pool entry rebuilds it from the pool entries
+ * left, reading their keys while lookups run. Its race first fills the bucket's home slots and
+ * deletes those fillers (their slots then rest in the delay ring), so that D and P both go to pool
+ * slots, and its decoy has a pool-filter bit other than {@code KEY}'s: a rebuild that lost P's bit
+ * would turn P away, the lookup deciding from the (empty) line alone.
  *
  * <p>Kernel port, both layouts: the Caffeine backend has no key filters.
  *
@@ -112,28 +114,28 @@ public final class FilterRebuildVsLookup {
         }
     }
 
-    /** The race on the compact layout, D and P cached, the removals before a rebuild done. */
+    /** The race on the compact layout, D and P cached in pool slots. */
     @JCStressTest
     @JCStressMeta(FilterRebuildVsLookup.class)
     @State
     public static class Compact extends Race {
         /**
-         * A one-bucket compact cache holding D, then P, after fillers older than both were deleted:
-         * its next removal rebuilds the filters, from the key in P's slot.
+         * A one-bucket compact cache holding D, then P, both in pool slots (the home slots rest,
+         * their fillers deleted): deleting D rebuilds the pool filter from P's key.
          */
         public Compact() {
-            super(Backend.COMPACT, FilterKeys.compactHeadTwinOf(KEY, SEED));
-            int removals = FilterKeys.compactRemovalsBeforeRebuild(cache);
-            for (int i = 0; i < removals; i++) {
+            super(Backend.COMPACT, FilterKeys.compactPoolDecoyOf(KEY, SEED));
+            int fillers = FilterKeys.compactHomeSlots();
+            for (int i = 0; i < fillers; i++) {
                 cache.create(OTHER_KEY, filler(i), true);
             }
-            createDecoyAndPair();
-            for (int i = 0; i < removals; i++) {
+            for (int i = 0; i < fillers; i++) {
                 releaseIfHeld(cache.deleteOrGet(OTHER_KEY, filler(i)));
             }
+            createDecoyAndPair();
         }
 
-        /** Deletes D: the removal that rebuilds the filters. */
+        /** Deletes D: the removal that rebuilds the pool filter. */
         @Actor
         public void remover() {
             removeDecoy();

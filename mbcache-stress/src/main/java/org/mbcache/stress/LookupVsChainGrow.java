@@ -26,17 +26,17 @@ import org.mbcache.testing.Backend;
  * fillers (so the arrays grow twice: 4 to 6 to 9; see {@link PairLookupRace} for the fillers' key on each
  * backend); the other looks P up by {@code get} and by {@code findFirst}.
  *
- * <p>The compact layout's chain is a record of the newest 15 references and an overflow array of the
- * older ones, so its variant ({@link Compact}) starts at the record's edge instead: P, the oldest, and
- * 14 fillers fill the record. Each of the six creates then moves the record's oldest reference to the
- * overflow array and the others one place down (the first moves P itself there, into an array it
- * allocates; the fifth copies the array into a bigger one), while the reader walks the record newest
- * first, down to P's place, and follows it into the overflow array. A reader that read the record
- * mid-move can step over P: its validation must catch that.
+ * <p>The compact layout's chain is its bucket's line (seven home slots, their order in the line's
+ * header) and, once it outgrows the line, pool slots, with the whole chain in an array of the
+ * bucket's. Its variant ({@link Compact}) puts P in the pool: seven fillers fill the line, then P
+ * and two more fillers fill the chain array's first capacity (ten slots). The first of the six
+ * creates copies the array into a bigger one, while the reader, whose key the header's pool filter
+ * lets through, walks the array newest first down to P. A reader that read the old array, or a
+ * length beyond the one it holds, must be caught by its validation.
  *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = creates that inserted (6); {@code r4} =
- * {@code size()} once everything is released (10; 21 on the compact layout), or -99 if the cache refused a
+ * {@code size()} once everything is released (10; 16 on the compact layout), or -99 if the cache refused a
  * release.
  */
 @Outcome(id = "1, 1, 6, 10", expect = ACCEPTABLE, desc = "P found by both lookups while the chain grew.")
@@ -48,8 +48,11 @@ public final class LookupVsChainGrow {
     /** Fillers created before the race: with P, they fill the chain's first arrays. */
     private static final int BEFORE = 3;
 
-    /** Fillers created before the compact layout's race: with P, they fill the record's 15 references. */
-    private static final int BEFORE_COMPACT = 14;
+    /** Fillers created before the compact layout's P: they fill its line's home slots. */
+    private static final int FIRST_COMPACT = 7;
+
+    /** Fillers created before the compact layout's race: with P, they fill the line and the chain array's first ten places. */
+    private static final int BEFORE_COMPACT = 9;
 
     /** Fillers created during the race. */
     private static final int DURING = 6;
@@ -63,10 +66,18 @@ public final class LookupVsChainGrow {
 
         /** Caches P, then {@code before} fillers after it, in a one-bucket cache of the backend. */
         Race(Backend backend, int before) {
+            this(backend, 0, before);
+        }
+
+        /** Caches {@code first} fillers, P, then fillers up to {@code before} in all, in a one-bucket cache of the backend. */
+        Race(Backend backend, int first, int before) {
             super(backend);
             this.before = before;
+            for (int i = 0; i < first; i++) {
+                createFiller(i);
+            }
             cache.create(KEY, VALUE, true);
-            for (int i = 0; i < before; i++) {
+            for (int i = first; i < before; i++) {
                 createFiller(i);
             }
         }
@@ -112,23 +123,22 @@ public final class LookupVsChainGrow {
     }
 
     /**
-     * The race on the kernel port in the compact layout (slots in primitive pages, a clock for
-     * reclaim), from a full record: the creates move P, then the fillers after it, into the overflow
-     * array.
+     * The race on the kernel port in the compact layout (lines of home slots, a pool, a clock for
+     * reclaim), P in a pool slot and the chain array full: the first create replaces the array.
      */
     @JCStressTest
-    @Outcome(id = "1, 1, 6, 21", expect = ACCEPTABLE, desc = "P found by both lookups while the creates moved it out of the record.")
-    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while creates moved the record's oldest to the overflow array.")
-    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while creates moved the record's oldest to the overflow array.")
+    @Outcome(id = "1, 1, 6, 16", expect = ACCEPTABLE, desc = "P found by both lookups while the chain array grew.")
+    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while the chain array grew.")
+    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while the chain array grew.")
     @Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost create, or a wrong count.")
     @State
     public static class Compact extends Race {
-        /** A one-bucket cache whose record is full: P, the oldest, and fourteen fillers. */
+        /** A one-bucket cache: seven fillers in the line, then P and two fillers in the pool. */
         public Compact() {
-            super(Backend.COMPACT, BEFORE_COMPACT);
+            super(Backend.COMPACT, FIRST_COMPACT, BEFORE_COMPACT);
         }
 
-        /** Creates six fillers in P's bucket: each moves the record's oldest to the overflow array. */
+        /** Creates six fillers in P's bucket: the first copies the chain array into a bigger one. */
         @Actor
         public void creator(IIII_Result r) {
             grow(r);

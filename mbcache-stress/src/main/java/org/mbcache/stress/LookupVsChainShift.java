@@ -24,19 +24,18 @@ import org.mbcache.testing.Backend;
  * {@link PairLookupRace} for the neighbours' key on each backend). One actor deletes O, which shifts P
  * and every filler; the other looks P up by {@code get} and by {@code findFirst}.
  *
- * <p>The compact layout's chain is a record of the newest 15 references and an overflow array of the
- * older ones, so a removal can move a reference from one to the other besides the shift inside the
- * record ({@link Compact}). {@link CompactIntoRecord}: O, P and 15 fillers, so O and P are the
- * overflow array's two entries, P its newest; the removal of the newest filler moves the record's
- * other 14 one place up and P from the overflow array into the record's first place, under a reader
- * that walks the record newest first and then reads the overflow array, where P was. (A removal
- * inside the overflow array moves its references down in index order, lowest first, so a reader
- * walking down cannot miss P there even unvalidated on x86; no race is kept for it.)
+ * <p>In the compact layout nothing moves in a bucket's line: a removal rewrites the header's order
+ * list (P's place in it shifts), which a reader reads in one load with the version ({@link Compact}:
+ * the whole chain in the line). A chain longer than its line is also kept whole in the bucket's
+ * array, where a removal does shift every newer slot one place down: {@link CompactArrayShift}
+ * fills the line with seven fillers first, so that O, P and three more fillers are pool entries,
+ * and the reader, whose key the header's pool filter lets through, walks the array while O's
+ * removal shifts P and the fillers down.
  *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = {@code deleteOrGet} of O (of the newest filler
- * in {@link CompactIntoRecord}) handed it back (1) or deleted it (0); {@code r4} = {@code size()} once everything is released (5; 16 in
- * {@link CompactIntoRecord}), or -99 if the cache refused a release.
+ * handed it back (1) or deleted it (0); {@code r4} = {@code size()} once everything is released (5; 11 in
+ * {@link CompactArrayShift}), or -99 if the cache refused a release.
  */
 @Outcome(id = "1, 1, 0, 5", expect = ACCEPTABLE, desc = "P found by both lookups, whenever the shift happened.")
 @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while a removal shifted the chain.")
@@ -44,16 +43,17 @@ import org.mbcache.testing.Backend;
 @Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost entry, or a wrong count.")
 public final class LookupVsChainShift {
 
-    /** Fillers after P in {@link CompactIntoRecord}: a chain of 17, O and P in the overflow array. */
-    private static final int INTO_RECORD_FILLERS = 15;
+    /** Fillers before O in {@link CompactArrayShift}: they fill the line's seven home slots. */
+    private static final int LINE_FILLERS = 7;
+
+    /** Fillers after P in {@link CompactArrayShift}, in pool slots as O and P are. */
+    private static final int POOL_FILLERS = 3;
 
     private LookupVsChainShift() {
     }
 
     /** The steps of the race: O, P and the fillers are cached, and nobody holds any of them. */
     abstract static class Race extends PairLookupRace {
-        private final int fillers;
-
         /** O, P and four fillers, in a one-bucket cache of the backend. */
         Race(Backend backend) {
             this(backend, 4);
@@ -61,19 +61,19 @@ public final class LookupVsChainShift {
 
         /** O, P and {@code fillers} fillers, in a one-bucket cache of the backend. */
         Race(Backend backend, int fillers) {
+            this(backend, 0, fillers);
+        }
+
+        /** {@code first} fillers, O, P and {@code fillers} fillers, in a one-bucket cache of the backend. */
+        Race(Backend backend, int first, int fillers) {
             super(backend);
-            this.fillers = fillers;
-            createShiftedChain(fillers);
+            createShiftedChain(first, fillers);
         }
 
         void shift(IIII_Result r) {
             r.r3 = removeOldest();
         }
 
-        /** Deletes the newest filler: the entries older than it, P among them, keep their positions. */
-        void removeNewest(IIII_Result r) {
-            r.r3 = removeNeighbour(filler(fillers - 1));
-        }
     }
 
     /** The race on the kernel port: one bucket chain, shifted in place by the removal. */
@@ -135,26 +135,26 @@ public final class LookupVsChainShift {
     }
 
     /**
-     * The compact layout's removal from the record of a chain longer than it: O and P, P the newest,
-     * are in the overflow array, and the removal of the newest filler moves the record's 14 others
-     * one place up and P into the record's first place, emptying P's place in the array.
+     * The compact layout's removal inside a chain array: seven fillers in the line, then O, P and
+     * three fillers in pool slots; O's removal shifts P and the newer fillers one place down in the
+     * array the reader walks.
      */
     @JCStressTest
-    @Outcome(id = "1, 1, 0, 16", expect = ACCEPTABLE, desc = "P found by both lookups, whenever it moved into the record.")
-    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while it moved from the overflow array into the record.")
-    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while it moved from the overflow array into the record.")
+    @Outcome(id = "1, 1, 0, 11", expect = ACCEPTABLE, desc = "P found by both lookups, whenever the array shifted.")
+    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while O's removal shifted the chain array.")
+    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while O's removal shifted the chain array.")
     @Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost entry, or a wrong count.")
     @State
-    public static class CompactIntoRecord extends Race {
-        /** A one-bucket cache holding O, P and fifteen fillers: O and P in the overflow array. */
-        public CompactIntoRecord() {
-            super(Backend.COMPACT, INTO_RECORD_FILLERS);
+    public static class CompactArrayShift extends Race {
+        /** A one-bucket cache: seven fillers in the line, then O, P and three fillers in the pool. */
+        public CompactArrayShift() {
+            super(Backend.COMPACT, LINE_FILLERS, POOL_FILLERS);
         }
 
-        /** Deletes the newest filler: P moves from the overflow array into the record. */
+        /** Deletes O: P and the fillers after it move one place down in the chain array. */
         @Actor
         public void remover(IIII_Result r) {
-            removeNewest(r);
+            shift(r);
         }
 
         /** Looks P up by its pair, then by its key. */

@@ -66,9 +66,20 @@ abstract class PairLookupRace extends CacheRace {
      * oldest first.
      */
     void createShiftedChain(int fillers) {
+        createShiftedChain(0, fillers);
+    }
+
+    /**
+     * Caches {@code first} fillers, then O = (the neighbours' key, {@code OTHER_VALUE}), then P,
+     * then {@code fillers} more fillers, oldest first.
+     */
+    void createShiftedChain(int first, int fillers) {
+        for (int i = 0; i < first; i++) {
+            createFiller(i);
+        }
         cache.create(neighbourKey, OTHER_VALUE, true);
         cache.create(KEY, VALUE, true);
-        for (int i = 0; i < fillers; i++) {
+        for (int i = first; i < first + fillers; i++) {
             createFiller(i);
         }
     }

@@ -151,6 +151,7 @@ class SnapshotContractTest {
     @Test
     void aRoundTripKeepsTheReclaimOrder() throws IOException {
         assumeTrue(backend != Backend.CAFFEINE, "Caffeine's eviction order is not rebuilt by creates in that order");
+        assumeTrue(backend != Backend.COMPACT, "the compact table's order is its keyed hash's, rebuilt only under the same seed");
         fill(cache, 500);
         byte[] snapshot = SnapshotRecords.snapshotOf(cache);
         DedupCache restored = newCache(ROOMY);
