@@ -30,20 +30,16 @@ import org.mbcache.internal.Lifecycle;
  * cache is closed meanwhile there is nothing to give back: {@code close()} dropped every count),
  * {@code handles[0, keys.length)} is set to {@code NO_ENTRY}, and the exception is rethrown.
  *
- * <p><b>Why batching.</b> Once the table is out of the processor caches, a hit costs its misses in
- * a row: the bucket's record line, then the slot's, and the locked instructions of the reference
- * count wait for the loads before them, so one lookup's misses cannot overlap the next one's as a
- * plain map's {@code get}s do. Here the keys go in groups of {@value #GROUP}: first every key of
- * the group is hashed and its bucket's head word and record lines are loaded
- * ({@link CompactTable#touchLookup}: independent plain loads, issued back to back, so the
- * processor has them all in flight at once), then the meta word of the slot each key most likely
- * reaches ({@link #touchSlots}: each waits for its own record line, not for the other keys'); the
- * sums go to {@link CompactTable#consume}, so the compiler keeps the loads. Then each key is
- * walked as by {@code findFirstHandle} (the optimistic walk of {@link CompactWalk#find}, validated
- * as always: the touched values mean nothing and are not used), finding its bucket's lines and,
- * most often, its slot's in the cache. A group is small enough that its lines are still in the L1
- * cache when it is walked. The slots are touched too because a hit's slot miss follows its record
- * miss: with the buckets alone, each walk would still wait for its slot's line in turn.
+ * <p><b>Why batching.</b> Once the table is out of the processor caches, a hit costs its line's
+ * miss, and the locked instructions of the reference count wait for the loads before them, so one
+ * lookup's miss cannot overlap the next one's as a plain map's {@code get}s do. Here the keys go in
+ * groups of {@value #GROUP}: first every key of the group is hashed and its bucket's line loaded
+ * ({@link CompactTable#touchLine}: independent plain loads, issued back to back, so the processor
+ * has them all in flight at once; the sums go to {@link CompactTable#consume}, so the compiler
+ * keeps the loads). Then each key is walked as by {@code findFirstHandle} (the optimistic walk of
+ * {@link CompactWalk#find}, validated as always: the touched values mean nothing and are not
+ * used), finding its line in the cache: a hit on a home slot needs nothing else. A group is small
+ * enough that its lines are still in the L1 cache when it is walked.
  *
  * <p><b>Allocation-free.</b> No object, array or lambda per call or per key: the caller's arrays
  * are the only storage, and the failure path releases and fills in place.

@@ -4,17 +4,17 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * The delay ring of a {@link CompactTable}: a fixed, lock-free ring of freed slots on their way to
- * the free list, so that a freed slot is handed out again only after about {@link #size} further
+ * The delay ring of a {@link CompactTable}: a fixed, lock-free ring of freed slots on their way back
+ * into use (a pool slot to the free list, a home slot to its bucket), so that a freed slot is handed out again only after about {@link #size} further
  * frees ({@link CompactTable#free}, which also gives the memory-order argument for the slot's words).
  * A place holds a slot index, or 0 (empty; slot 0 is never used). Allocation-free after
  * construction.
  *
- * <p>Its length is {@code min(8192, 2^slotBits / 8)} (at least 1), a power of two: 512 for the
- * smallest table a cache makes (12 slot bits), 8192 (32 KiB) from 16 slot bits up. An eighth of the
- * slots at most: the ring's slots are free ones the table cannot hand out until they leave it, and
- * a table whose end reaches {@code 2^slotBits} with an empty free list drains it
- * ({@link CompactTable#drainDelayRing}), so no slot is ever out of reach.
+ * <p>Its length is {@code min(8192, 2^slotBits / 8)} (at least 1), a power of two, for a table
+ * whose meta space needs {@code slotBits} bits (at least 12: 512 places in the smallest table,
+ * 8192, 32 KiB, from 16 bits up). An eighth of the meta space at most: the ring's slots are free
+ * ones the table cannot hand out until they leave it, and a table whose pool is spent with an empty
+ * free list drains it ({@link CompactTable#drainDelayRing}), so no slot is ever out of reach.
  *
  * <p>Every access to a place is a volatile-mode {@link VarHandle} access: {@link #exchange} and
  * {@link #take} are {@code getAndSet}s, so a slot put in a place is taken out of it exactly once,
@@ -45,14 +45,14 @@ final class CompactDelayRing {
     @SuppressWarnings("unused") // through POSITION
     private volatile int position;
 
-    /** An empty ring for a table of {@code 2^slotBits} slots ({@link #sizeFor}). */
+    /** An empty ring for a table whose meta space needs {@code slotBits} bits ({@link #sizeFor}). */
     CompactDelayRing(int slotBits) {
         places = new int[sizeFor(slotBits)];
         mask = places.length - 1;
     }
 
     /**
-     * The ring's length for a table of {@code 2^slotBits} slots: {@code min(8192, 2^slotBits / 8)},
+     * The ring's length for a table whose meta space needs {@code slotBits} bits: {@code min(8192, 2^slotBits / 8)},
      * at least 1, a power of two.
      */
     static int sizeFor(int slotBits) {
