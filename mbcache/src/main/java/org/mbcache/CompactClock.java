@@ -119,8 +119,8 @@ final class CompactClock implements ReclaimBooks.Sweep {
         table.lock(bucket);
         try {
             long meta = lvMeta(page, at);
-            if ((meta ^ seen) >>> GENERATION_SHIFT != 0 || !CompactSlots.tryClaim(table, slot, page, at, meta)) {
-                return false; // another generation or key (reused meanwhile), or held now
+            if ((meta ^ seen) >>> GENERATION_SHIFT != 0 || !CompactSlots.tryClaim(table, slot, page, at, meta, true)) {
+                return false; // another generation or key (reused meanwhile), or held or referenced now
             }
             int pos = table.positionFromOldest(bucket, slot); // the hand claims old pairs: near the front
             if (pos < 0) {

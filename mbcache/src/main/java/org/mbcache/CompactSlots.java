@@ -240,7 +240,20 @@ final class CompactSlots {
      * the slot can be freed and reused. Bit of the bucket whose chain holds the slot held.
      */
     static boolean tryClaim(CompactTable table, int slot, long[] page, int at, long meta) {
+        return tryClaim(table, slot, page, at, meta, false);
+    }
+
+    /**
+     * {@link #tryClaim}, refusing, with {@code secondChance}, a word that shows
+     * {@link #REFERENCED}: the reclaim passes' claim, which must pass over an entry referenced by the
+     * time it claims (the word is read again after each failed CAS, so a touch that lands meanwhile
+     * is seen).
+     */
+    static boolean tryClaim(CompactTable table, int slot, long[] page, int at, long meta, boolean secondChance) {
         for (;;) {
+            if (secondChance && (meta & REFERENCED) != 0) {
+                return false;
+            }
             if ((meta & HOT) != 0) {
                 return HOT_REFERENCES.tryClaim(table, slot, meta);
             }

@@ -647,7 +647,10 @@ final class CompactTable implements HotReferences.Host {
         valuePage(slot)[valueIndex(slot) & pageMask] = value;
     }
 
-    /** The meta space's end as handed out so far: the clock's range is {@code [1, end)}, the slots in it {@link #isSlot}. */
+    /**
+     * The meta space's end as handed out so far, at most {@link #slotLimit}: the clock's range is
+     * {@code [1, end)}, the slots in it {@link #isSlot}.
+     */
     int end() {
         return nextSlot;
     }
@@ -667,8 +670,8 @@ final class CompactTable implements HotReferences.Host {
     long touchBucketsOfClaimable(int from, int to) {
         long sum = 0;
         for (int slot = from; slot < to; slot++) {
-            long[] page = metaPages[slot >>> pageBits];
-            if (page == null || !isSlot(slot)) {
+            long[] page = isSlot(slot) ? metaPages[slot >>> pageBits] : null;
+            if (page == null) {
                 continue;
             }
             long meta = page[metaIndex(slot)];
@@ -786,7 +789,7 @@ final class CompactTable implements HotReferences.Host {
                 return 0;
             }
             ensurePages(slot);
-            int next = isSlot(slot + 1) ? slot + 1 : slot + 2;
+            int next = Math.min(slotLimit, isSlot(slot + 1) ? slot + 1 : slot + 2); // the end never passes the meta space
             if (NEXT_SLOT.compareAndSet(this, slot, next)) {
                 return slot;
             }

@@ -130,8 +130,13 @@ final class CompactWalk {
             }
         }
         long[] page = table.linePage(bucket);
+        int base = table.lineBase(bucket);
         for (; order != 0; order >>>= 3) {
-            long handle = tryMatch(table, page, CompactTable.homeSlot(bucket, order & 7), key, value, byPair, acquire);
+            int position = order & 7;
+            if (keyOf(lvMeta(page, base + position)) != key) {
+                continue; // the key compared in place: the slot's CAS loop only for a candidate
+            }
+            long handle = tryMatch(table, page, CompactTable.homeSlot(bucket, position), key, value, byPair, acquire);
             if (handle != NO_ENTRY) {
                 return handle;
             }
@@ -173,6 +178,9 @@ final class CompactWalk {
             long[] page = table.laMetaPage(slot);
             if (page == null) {
                 return RETRY;
+            }
+            if (keyOf(lvMeta(page, table.metaIndex(slot))) != key) {
+                continue;
             }
             long handle = tryMatch(table, page, slot, key, value, byPair, acquire);
             if (handle != NO_ENTRY) {
@@ -221,7 +229,7 @@ final class CompactWalk {
                 long[] page = table.metaPage(slot);
                 int at = table.metaIndex(slot);
                 long meta = lvMeta(page, at);
-                if ((meta & REFERENCED) == 0 && CompactSlots.tryClaim(table, slot, page, at, meta)) {
+                if ((meta & REFERENCED) == 0 && CompactSlots.tryClaim(table, slot, page, at, meta, true)) {
                     table.removeAt(bucket, pos);
                     table.free(slot);
                     reclaimed++;

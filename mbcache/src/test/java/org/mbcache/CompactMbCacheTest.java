@@ -481,6 +481,23 @@ class CompactMbCacheTest {
     }
 
     @Test
+    void aTableWhosePoolIsHandedOutToItsEndKeepsReclaiming() {
+        // maxEntries 32: 6 buckets and 512 pool slots, a meta space of 640 indices, ten pages of 64:
+        // churn hands out the whole pool (the delay ring holds 512 freed slots back), and the end
+        // then sits on a page boundary, where a pass's look-ahead must not read past the directory.
+        try (CompactMbCache cache = CompactMbCache.builder().maxEntries(32).hashSeed(42).executor(Runnable::run)
+                .memoryPressureReclaim(false).build()) {
+            for (int i = 0; i < 5_000; i++) {
+                cache.create(i * 0x9E37_79B1, i, true);
+            }
+            assertTrue(FreedSlots.end(cache) <= FreedSlots.capacity(cache) / 7 * 8, "the end stays within the meta space");
+            cache.shrink(Long.MAX_VALUE);
+            assertEquals(0, cache.size());
+            cache.checkChains();
+        }
+    }
+
+    @Test
     void slotsFreedAreReusedBeforeTheTableGrows() {
         try (CompactMbCache cache = cache(6, 1 << 12)) {
             for (int round = 0; round < 20; round++) {
