@@ -17,15 +17,17 @@ import org.mbcache.internal.Snapshots;
  * its reclaim passes ({@link ReclaimBooks.Sweep}, run by {@link ReclaimBooks} under the reclaim
  * lock), and the order its snapshots list pairs in ({@link SnapshotWalk}).
  *
- * <p><b>The sweep.</b> One hand over {@code [1, end)}, in index order, wrapping; {@code end} is the
- * table's end when the pass begins, and the pass's extent is {@code end - 1}. At each slot it reads
+ * <p><b>The sweep.</b> Over {@code [1, end)} in {@link CompactSweepOrder}'s order: the lines' slots
+ * and the pool's, each region in index order with a hand of its own, wrapping, the two interleaved in
+ * proportion to their sizes; {@code end} is the table's end when the pass begins, and the pass's
+ * extent is {@code end - 1}. Headers and skipped indices are {@link #EMPTY}. At each slot it reads
  * the meta word. Count zero (free, or claimed elsewhere): {@link #EMPTY}. Referenced: the flag
  * cleared, a second chance. Count one: claimed under its bucket's bit (the claim re-checks key,
  * generation and count there), unhashed, then freed. Held: kept. The reclaim lock is taken before
  * any bucket bit and never while one is held (a create that finds no free slot reclaims before it
  * locks its bucket), so the two cannot deadlock.
  *
- * <p><b>The look-ahead.</b> Each time the hand enters slots outside its window it first loads the
+ * <p><b>The look-ahead.</b> Each time a region's hand enters slots outside its window it first loads the
  * bucket lines of the claimable ones among the next {@value #LOOKAHEAD}
  * ({@link CompactTable#touchBucketsOfClaimable}): loads only, racy and plain, whose values decide
  * nothing, so that the claims that follow (each behind the lock bit's locked instruction, which
@@ -38,53 +40,58 @@ final class CompactClock implements ReclaimBooks.Sweep {
     static final int LOOKAHEAD = 16;
 
     private final CompactTable table;
-    /** The next slot a pass looks at. Reclaim lock held. */
-    private int hand = 1;
+    /** Where the hands are: the slot a pass looks at next in each region. Reclaim lock held. */
+    private final CompactSweepOrder order;
     private int end;
-    /** The look-ahead's window, {@code [touchedFrom, touchedTo)}. */
-    private int touchedFrom;
-    private int touchedTo;
+    /** The look-ahead's windows, {@code [touchedFrom[r], touchedTo[r])}, r 0 the lines' region, 1 the pool's. */
+    private final int[] touchedFrom = new int[2];
+    private final int[] touchedTo = new int[2];
+    /** The region of the slot looked at last. */
+    private int lastRegion;
     private long touched;
 
     CompactClock(CompactTable table) {
         this.table = table;
+        this.order = new CompactSweepOrder(table.homeSlots);
     }
 
-    /**
-     * The slot the hand looks at next, of a table whose end is {@code end}: the hand, or slot 1 if
-     * the hand is at or past the end. Reclaim lock held.
-     */
-    int handWithin(int end) {
-        return hand < end ? hand : 1;
+    /** The order from where the hands are now, for a snapshot's walk. Reclaim lock held. */
+    CompactSweepOrder orderFromHands() {
+        return order.copy();
     }
 
-    /** The look-ahead window's first slot (tests). */
+    /** The hands (tests). */
+    CompactSweepOrder order() {
+        return order;
+    }
+
+    /** The first slot of the look-ahead window of the region looked at last (tests). */
     int lookAheadFrom() {
-        return touchedFrom;
+        return touchedFrom[lastRegion];
     }
 
-    /** The look-ahead window's end, exclusive (tests). */
+    /** The end, exclusive, of the look-ahead window of the region looked at last (tests). */
     int lookAheadTo() {
-        return touchedTo;
+        return touchedTo[lastRegion];
     }
 
     @Override
     public long beginPass() {
         end = table.end();
-        touchedFrom = 0;
-        touchedTo = 0;
+        touchedFrom[0] = touchedTo[0] = touchedFrom[1] = touchedTo[1] = 0;
         touched = 0;
         return end - 1L;
     }
 
     @Override
     public int step() {
-        int slot = handWithin(end);
-        hand = slot + 1;
-        if (slot < touchedFrom || slot >= touchedTo) {
-            touchedFrom = slot;
-            touchedTo = Math.min(end, slot + LOOKAHEAD);
-            touched += table.touchBucketsOfClaimable(touchedFrom, touchedTo);
+        int slot = order.next(end);
+        int region = table.isHome(slot) ? 0 : 1;
+        lastRegion = region;
+        if (slot < touchedFrom[region] || slot >= touchedTo[region]) {
+            touchedFrom[region] = slot;
+            touchedTo[region] = Math.min(region == 0 ? table.homeSlots : end, slot + LOOKAHEAD);
+            touched += table.touchBucketsOfClaimable(touchedFrom[region], touchedTo[region]);
         }
         if (!CompactTable.isSlot(slot)) {
             return EMPTY; // a line's header, or a skipped pool index
@@ -135,8 +142,8 @@ final class CompactClock implements ReclaimBooks.Sweep {
     }
 
     /**
-     * One snapshot's walk over the slots {@code [start, end)}, then {@code [1, start)}: the clock's
-     * order from the hand ({@link CompactMbCache#writeSnapshot} says what it guarantees). It takes no
+     * One snapshot's walk over the slots {@code [1, end)} in the clock's order from its hands
+     * ({@link CompactSweepOrder}; {@link CompactMbCache#writeSnapshot} says what it guarantees). It takes no
      * lock and no reference: it reads each slot's meta word, value and meta word again, and copies
      * the pair if both reads show the same live occupant (same key and generation, count above
      * zero), with its flags. A close during the walk ends it with the closed cache's exception.
@@ -146,16 +153,16 @@ final class CompactClock implements ReclaimBooks.Sweep {
         private final Lifecycle lifecycle;
         /** The end of the range walked: slots {@code [1, end)}. */
         private final int end;
-        /** The slot looked at next. */
-        private int next;
+        /** The order the walk follows: a copy of the clock's. */
+        private final CompactSweepOrder order;
         /** Slots not looked at yet. */
         private int left;
 
-        SnapshotWalk(CompactTable table, Lifecycle lifecycle, int start, int end) {
+        SnapshotWalk(CompactTable table, Lifecycle lifecycle, CompactSweepOrder order, int end) {
             this.table = table;
             this.lifecycle = lifecycle;
             this.end = end;
-            this.next = start;
+            this.order = order;
             this.left = end - 1;
         }
 
@@ -163,8 +170,7 @@ final class CompactClock implements ReclaimBooks.Sweep {
         public int next(int[] keys, long[] values, byte[] flags, int from, int max) {
             int copied = 0;
             while (copied < max && left > 0) {
-                int slot = next;
-                next = slot + 1 < end ? slot + 1 : 1;
+                int slot = order.next(end);
                 left--;
                 if (!CompactTable.isSlot(slot)) {
                     continue; // a line's header, or a skipped pool index

@@ -303,7 +303,8 @@ public final class CompactMbCache extends KernelPortCache {
             return false;
         }
         long outcome = NEEDS_POOL_SLOT;
-        for (int attempt = 0; outcome == NEEDS_POOL_SLOT; attempt++) {
+        // A line whose order list is full has no home slot to give: claim the pool slot first.
+        for (int attempt = table.lineFull(bucket) ? 1 : 0; outcome == NEEDS_POOL_SLOT; attempt++) {
             int poolSlot = 0;
             if (attempt > 0) {
                 poolSlot = table.allocate();
@@ -359,7 +360,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     private long hashInto(int bucket, long keyed, int key, long value, boolean reusable, int poolSlot, long seen,
                           boolean restore) {
-        table.consume(table.touchLine(bucket)); // the line's misses overlap the lock CAS's wait
+        table.consume(table.touchLine(bucket) + table.touchHomeValues(bucket)); // their misses overlap the lock CAS's wait
         long outcome;
         try {
             outcome = hash(bucket, keyed, key, value, reusable, poolSlot, seen, restore);
@@ -898,14 +899,14 @@ public final class CompactMbCache extends KernelPortCache {
         Objects.requireNonNull(out, "out");
         ensureOpen();
         int end = table.end();
-        int from;
+        CompactSweepOrder order;
         reclaimLock.lock();
         try {
-            from = clock.handWithin(end);
+            order = clock.orderFromHands();
         } finally {
             reclaimLock.unlock();
         }
-        return Snapshots.write(out, new CompactClock.SnapshotWalk(table, lifecycle, from, end));
+        return Snapshots.write(out, new CompactClock.SnapshotWalk(table, lifecycle, order, end));
     }
 
     /**

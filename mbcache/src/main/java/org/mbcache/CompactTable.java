@@ -106,6 +106,7 @@ import org.mbcache.internal.HashedWaitQueues;
 final class CompactTable implements HotReferences.Host {
 
     static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
     private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(long[][].class);
     private static final VarHandle FREE_HEAD;
     private static final VarHandle NEXT_SLOT;
@@ -128,8 +129,11 @@ final class CompactTable implements HotReferences.Host {
     static final int MAX_BUCKETS = 1 << 26;
     /** The most pool slots a table has. */
     static final long MAX_POOL_SLOTS = 1L << 30;
-    /** Bytes a bucket takes with the table: its line (64), its home values (56) and its chain array's reference (4). */
-    static final int BUCKET_BYTES = 124;
+    /**
+     * Bytes a bucket takes with the table: its line (64), its home values (56), its chain array's
+     * reference (4) and its key filter (4).
+     */
+    static final int BUCKET_BYTES = 128;
     /** log2 of the longs a page holds, at most: 256 KiB. */
     private static final int MAX_PAGE_BITS = 15;
     /** log2 of the longs a page holds, at least (small tables). */
@@ -176,6 +180,8 @@ final class CompactTable implements HotReferences.Host {
     private final long[][] valuePages;
     /** Per bucket, its overflowed chain, whole ({@link #CHAIN_REFS}), or an array kept from an earlier overflow, or null. */
     private final int[][] chains;
+    /** Per bucket, its key filter ({@link #keyFilterBits}), in pages of {@code 2^pageBits} ints. */
+    private final int[][] keyFilters;
     /** Pool pages allocated under this lock (rare: once per page). */
     private final Object pageLock = new Object();
     /**
@@ -235,6 +241,10 @@ final class CompactTable implements HotReferences.Host {
             valuePages[p] = new long[1 << pageBits];
         }
         chains = new int[buckets][];
+        keyFilters = new int[(int) ((buckets + (long) pageMask) >>> pageBits)][];
+        for (int p = 0; p < keyFilters.length; p++) {
+            keyFilters[p] = new int[Math.min(1 << pageBits, buckets - (p << pageBits))];
+        }
         nextSlot = homeSlots + 1;
         delayRing = new CompactDelayRing(Math.max(12, 32 - Integer.numberOfLeadingZeros(slotLimit - 1)));
     }
@@ -401,6 +411,52 @@ final class CompactTable implements HotReferences.Host {
     }
 
     // ---------------------------------------------------------------------------------------------
+    // Key filters: a miss without the line
+    // ---------------------------------------------------------------------------------------------
+
+    /** The key filter's two bits of a {@link #filterMix}, picked by its top ten bits. */
+    static int keyFilterBits(int mix) {
+        return 1 << (mix >>> 27) | 1 << ((mix >>> 22) & 31);
+    }
+
+    /**
+     * Whether bucket {@code b}'s key filter has both bits of a key of this {@link #filterMix}
+     * (acquire): {@code false} means the key is in no chain of the bucket, at the moment of the load.
+     * The filter covers every key of the chain (a create sets its key's bits, release, inside its
+     * critical section, before the entry can be found; a rebuild clears only keys that left, inside
+     * the critical section that removed them), so a lookup answers such a key's miss from the
+     * filter's 4 bytes a bucket, a small array that stays in the processor caches where the lines
+     * do not, and reads no line. The miss linearizes at this load: a create of the key takes effect
+     * at its filter store, a removal at its lock CAS (every optimistic reader after it retries).
+     */
+    boolean keyFilterMayHold(int b, int mix) {
+        int bits = keyFilterBits(mix);
+        return ((int) INTS.getAcquire(keyFilters[b >>> pageBits], b & pageMask) & bits) == bits;
+    }
+
+    /** Adds a key's bits to bucket {@code b}'s key filter (release). Bit held. */
+    private void addToKeyFilter(int b, int mix) {
+        int[] page = keyFilters[b >>> pageBits];
+        INTS.setRelease(page, b & pageMask, page[b & pageMask] | keyFilterBits(mix));
+    }
+
+    /**
+     * Rebuilds bucket {@code b}'s key filter from the keys of its line's order list (release), where
+     * the chain has no pool entries: their keys are in the line the bit holder has at hand. An
+     * overflowed chain's filter is left as it is (a superset) until the chain leaves the pool.
+     * Bit held.
+     */
+    private void rebuildKeyFilter(int b, int order) {
+        long[] page = linePage(b);
+        int base = lineBase(b);
+        int filter = 0;
+        for (; order != 0; order >>>= 3) {
+            filter |= keyFilterBits(filterMix(keyOf((long) LONGS.getOpaque(page, base + (order & 7)))));
+        }
+        INTS.setRelease(keyFilters[b >>> pageBits], b & pageMask, filter);
+    }
+
+    // ---------------------------------------------------------------------------------------------
     // Chains (bit held, or read optimistically and validated: CompactWalk)
     // ---------------------------------------------------------------------------------------------
 
@@ -518,6 +574,7 @@ final class CompactTable implements HotReferences.Host {
         if (home) {
             order = (order << 3 | (slot & 7)) & ORDER_MASK;
         }
+        addToKeyFilter(b, mix);
         setChainBits(b, order, overflowed, poolFilter);
     }
 
@@ -554,6 +611,9 @@ final class CompactTable implements HotReferences.Host {
         }
         if (isHomeOf(b, slot)) {
             order = withoutPosition(order, slot & 7);
+        }
+        if (!overflowed) {
+            rebuildKeyFilter(b, order);
         }
         setChainBits(b, order, overflowed, poolFilter);
         return slot;
@@ -602,6 +662,7 @@ final class CompactTable implements HotReferences.Host {
     /** Empties the chain and drops its array (close). Bit held. */
     void clear(int b) {
         setChainBits(b, 0, false, 0);
+        INTS.setRelease(keyFilters[b >>> pageBits], b & pageMask, 0);
         chains[b] = null;
     }
 
@@ -697,6 +758,25 @@ final class CompactTable implements HotReferences.Host {
         int base = lineBase(b);
         int[] chain = chains[b];
         return page[base] + page[base + LINE_LONGS - 1] + (chain == null ? 0 : chain[0]);
+    }
+
+    /**
+     * Loads, and only loads, bucket {@code b}'s home values (56 bytes: one or two cache lines), where
+     * a create in a home slot writes its value: loaded before the lock CAS, the miss overlaps the
+     * line's. Plain racy loads, as {@link #touchLine}'s.
+     *
+     * @return a sum of the words loaded, to be consumed by the caller
+     */
+    long touchHomeValues(int b) {
+        int first = valueIndex(homeSlot(b, 1));
+        long[] page = valuePages[first >>> pageBits];
+        long[] last = valuePages[(first + HOME_SLOTS - 1) >>> pageBits];
+        return page[first & pageMask] + last[(first + HOME_SLOTS - 1) & pageMask];
+    }
+
+    /** Whether bucket {@code b}'s order list names all seven home slots (a racy read: a hint). */
+    boolean lineFull(int b) {
+        return lineLength(orderOf(laVersion(b))) == HOME_SLOTS;
     }
 
     /** Keeps the loads whose sum is {@code touched} (see {@link #touchSentinel}). */
@@ -1041,7 +1121,10 @@ final class CompactTable implements HotReferences.Host {
     /** Bytes held by the arrays (lines, values and pool pages, chain arrays and their directory, the delay ring). */
     long footprintBytes() {
         long bytes = 16L + 4L * metaPages.length + 16L + 4L * valuePages.length + 16L + 4L * chains.length
-                + delayRing.footprintBytes();
+                + 16L + 4L * keyFilters.length + delayRing.footprintBytes();
+        for (int[] page : keyFilters) {
+            bytes += 16L + 4L * page.length;
+        }
         for (long[][] pages : new long[][][] {metaPages, valuePages}) {
             for (long[] page : pages) {
                 bytes += page == null ? 0 : 16L + 8L * page.length;

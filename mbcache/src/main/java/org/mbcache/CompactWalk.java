@@ -78,7 +78,9 @@ final class CompactWalk {
      * was absent. {@code keyed} is the key's {@link CompactTable#keyedHash}, which gives its pool
      * filter bit.
      *
-     * <p>Where the header's pool filter turns the key away, every entry of the key is in the
+     * <p>A lookup first asks the bucket's key filter, which answers most misses without the line
+     * ({@link CompactTable#keyFilterMayHold}; the create's duplicate check, which needs the
+     * version, reads the line). Where the header's pool filter turns the key away, every entry of the key is in the
      * bucket's line, in the order list's order: the walk reads the line alone
      * ({@link #walkLine}), one header load and the meta words beside it. Otherwise it walks the
      * chain array ({@link #walkChain}).
@@ -91,11 +93,15 @@ final class CompactWalk {
      */
     private static long tryFind(CompactTable table, int bucket, long keyed, int key, long value, boolean byPair,
                                 int afterSlot, boolean acquire) {
+        int mix = table.filterMixOfHash(keyed);
+        if (acquire && !table.keyFilterMayHold(bucket, mix)) {
+            return NO_ENTRY; // no chain of the bucket holds the key (CompactTable.keyFilterMayHold)
+        }
         long head = table.laVersion(bucket);
         if (BucketLockWord.locked(head)) {
             return RETRY;
         }
-        long handle = CompactTable.poolMayHold(head, table.filterMixOfHash(keyed))
+        long handle = CompactTable.poolMayHold(head, mix)
                 ? walkChain(table, bucket, head, key, value, byPair, afterSlot, acquire)
                 : walkLine(table, bucket, head, key, value, byPair, afterSlot, acquire);
         if (handle == RETRY || handle == NO_ENTRY) {

@@ -2,15 +2,17 @@ package org.mbcache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
 /**
  * The compact layout's CLOCK hand on its own ({@link CompactClock}), on a real two-bucket
  * {@link CompactTable} (bucket 0's home slots are 1-7, bucket 1's header is index 8 and its home
- * slots 9-15, index 16 is skipped, the pool starts at 17): the pass's extent, the hand's wrap, a
+ * slots 9-15, index 16 is skipped, the pool starts at 17): the pass's extent, the hands' wrap, a
  * referenced slot's second chance, a held slot kept, headers and free slots {@code EMPTY}, a pool
- * slot claimed in its key's chain, and the look-ahead window.
+ * slot claimed in its key's chain, and the look-ahead windows. The lines' region is 15 indices,
+ * the pool's {@code end - 16}, interleaved by {@link CompactSweepOrder}.
  */
 class CompactClockTest {
 
@@ -107,8 +109,8 @@ class CompactClockTest {
         int slot = live(1, 1, false, false);
         assertEquals(9, slot);
         clock.beginPass();
-        for (int next = 1; next <= 8; next++) { // bucket 0's free home slots, then bucket 1's header
-            assertEquals(ReclaimBooks.Sweep.EMPTY, clock.step(), "slot " + next);
+        for (int i = 0; i < 9; i++) { // slot 1, the pool's index 16 (skipped), slots 2-7, bucket 1's header
+            assertEquals(ReclaimBooks.Sweep.EMPTY, clock.step(), "step " + i);
         }
         assertEquals(ReclaimBooks.Sweep.KEPT, clock.step());
         clock.endPass();
@@ -119,55 +121,54 @@ class CompactClockTest {
     void aPoolSlotIsClaimedInItsKeysChain() {
         int slot = live(1, 0, false, true);
         assertEquals(17, slot);
-        clock.beginPass();
-        for (int next = 1; next <= 16; next++) {
-            assertEquals(ReclaimBooks.Sweep.EMPTY, clock.step(), "slot " + next);
+        int freed = 0;
+        for (long step = clock.beginPass(); step > 0; step--) { // one turn: every index once
+            int outcome = clock.step();
+            freed += outcome == ReclaimBooks.Sweep.FREED ? 1 : 0;
+            assertTrue(outcome == ReclaimBooks.Sweep.EMPTY || outcome == ReclaimBooks.Sweep.FREED);
         }
-        assertEquals(ReclaimBooks.Sweep.FREED, clock.step());
         clock.endPass();
+        assertEquals(1, freed);
         assertEquals(0, length(1));
         assertEquals(0, meta(slot) & CompactTable.RESTING, "a pool slot rests in the ring without the flag");
         CompactWalk.checkChains(table);
     }
 
     @Test
-    void theHandWrapsAndStartsWhereThePreviousPassStopped() {
+    void theHandsWrapAndAPassStartsWhereThePreviousOneStopped() {
         clock.beginPass();
-        clock.step();
-        clock.step();
+        clock.step(); // slot 1
+        clock.step(); // the pool's first index, 16: the pool region is one index long, and its share is due
         clock.endPass();
-        int end = table.end();
-        assertEquals(3, clock.handWithin(end));
+        assertEquals(2, clock.order().homeHand());
+        assertEquals(17, clock.order().poolHand());
         clock.beginPass();
-        for (int next = 3; next < end; next++) {
-            clock.step();
+        for (int i = 0; i < 14; i++) {
+            clock.step(); // slots 2-15
         }
-        assertEquals(1, clock.handWithin(end)); // past the end: slot 1 next
+        assertEquals(16, clock.order().homeHand());
         clock.step();
-        assertEquals(2, clock.handWithin(end));
+        assertEquals(2, clock.order().homeHand(), "wrapped: slot 1 again");
         clock.endPass();
     }
 
     @Test
-    void theLookAheadCoversTheNextSixteenSlotsAndMovesOnWithTheHand() {
+    void eachRegionHasItsLookAheadWindowCutAtTheRegionsEnd() {
         for (int i = 0; i < 20; i++) {
             live(0, 1, false, true); // pool slots 17-23, 25-31, 33-38: the table's end is 39
         }
         clock.beginPass();
-        clock.step();
+        clock.step(); // slot 1
         assertEquals(1, clock.lookAheadFrom());
-        assertEquals(1 + CompactClock.LOOKAHEAD, clock.lookAheadTo());
-        for (int i = 1; i < CompactClock.LOOKAHEAD; i++) {
-            clock.step();
+        assertEquals(16, clock.lookAheadTo(), "cut at the lines' end");
+        clock.step(); // the pool's share is due: index 16
+        assertEquals(16, clock.lookAheadFrom());
+        assertEquals(16 + CompactClock.LOOKAHEAD, clock.lookAheadTo());
+        while (clock.order().poolHand() != 16 + CompactClock.LOOKAHEAD + 1) {
+            clock.step(); // until the pool's hand has looked at index 32, past its first window
         }
-        assertEquals(1, clock.lookAheadFrom()); // still inside the window
-        clock.step();
-        assertEquals(1 + CompactClock.LOOKAHEAD, clock.lookAheadFrom());
-        for (int i = 0; i < CompactClock.LOOKAHEAD; i++) {
-            clock.step();
-        }
-        assertEquals(1 + 2 * CompactClock.LOOKAHEAD, clock.lookAheadFrom());
-        assertEquals(table.end(), clock.lookAheadTo()); // cut at the end of the table
+        assertEquals(16 + CompactClock.LOOKAHEAD, clock.lookAheadFrom(), "the pool's next window");
+        assertEquals(table.end(), clock.lookAheadTo(), "cut at the table's end");
         clock.endPass();
         assertEquals(20, length(0), "the look-ahead changed nothing");
     }

@@ -246,6 +246,42 @@ class CompactTableChainTest {
     }
 
     @Test
+    void theKeyFilterCoversTheChainsKeysAndIsRebuiltFromTheLineWhenOneLeaves() {
+        int kept = 11;
+        int leaving = kept + 1;
+        int bits = CompactTable.keyFilterBits(table.filterMix(kept));
+        while ((CompactTable.keyFilterBits(table.filterMix(leaving)) & ~bits) == 0) {
+            leaving++; // a key with a bit the kept one lacks
+        }
+        addHome(1, kept);
+        addHome(1, leaving);
+        assertTrue(table.keyFilterMayHold(1, table.filterMix(kept)));
+        assertTrue(table.keyFilterMayHold(1, table.filterMix(leaving)));
+        remove(1, 1); // the newer, leaving
+        assertTrue(table.keyFilterMayHold(1, table.filterMix(kept)));
+        assertFalse(table.keyFilterMayHold(1, table.filterMix(leaving)), "rebuilt from the line's keys");
+    }
+
+    @Test
+    void anOverflowedChainsKeyFilterKeepsEveryKeyUntilItLeavesThePool() {
+        for (int k = 0; k < CompactTable.HOME_SLOTS; k++) {
+            addHome(2, 2000 + k);
+        }
+        addPool(2, 3000);
+        remove(2, 0); // a home entry, while a pool entry is in the chain: the filter is left a superset
+        assertTrue(table.keyFilterMayHold(2, table.filterMix(2000)));
+        assertTrue(table.keyFilterMayHold(2, table.filterMix(3000)));
+        remove(2, CompactTable.HOME_SLOTS - 1); // the pool entry: the chain is its line again, and the filter exact
+        assertTrue(table.keyFilterMayHold(2, table.filterMix(2001)));
+        int stale = CompactTable.keyFilterBits(table.filterMix(3000));
+        int exact = 0;
+        for (int k = 1; k < CompactTable.HOME_SLOTS; k++) {
+            exact |= CompactTable.keyFilterBits(table.filterMix(2000 + k));
+        }
+        assertEquals((stale & ~exact) == 0, table.keyFilterMayHold(2, table.filterMix(3000)), "only the keys left");
+    }
+
+    @Test
     void orderListsDropAPositionAndKeepTheRest() {
         int order = 3 | 5 << 3 | 1 << 6 | 7 << 9; // newest first: 3, 5, 1, 7
         assertEquals(4, CompactTable.lineLength(order));
