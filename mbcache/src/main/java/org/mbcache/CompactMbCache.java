@@ -297,6 +297,8 @@ public final class CompactMbCache extends KernelPortCache {
         }
         long keyed = table.keyedHash(key);
         int bucket = table.bucketOfHash(keyed);
+        // The home values' miss overlaps the line's: the check by pair reads a matching key's value.
+        table.consume(table.touchHomeValues(bucket));
         long seen = CompactWalk.versionWithout(table, bucket, keyed, key, value);
         if (seen == CompactWalk.CONTAINED) {
             statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
@@ -360,7 +362,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     private long hashInto(int bucket, long keyed, int key, long value, boolean reusable, int poolSlot, long seen,
                           boolean restore) {
-        table.consume(table.touchLine(bucket) + table.touchHomeValues(bucket)); // their misses overlap the lock CAS's wait
+        table.consume(table.touchLine(bucket)); // its misses overlap the lock CAS's wait
         long outcome;
         try {
             outcome = hash(bucket, keyed, key, value, reusable, poolSlot, seen, restore);
