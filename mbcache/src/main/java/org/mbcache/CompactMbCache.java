@@ -25,7 +25,8 @@ import org.mbcache.internal.Snapshots;
  * 64-byte line holding its lock word, the order of its chain and the 8-byte meta words (key, count,
  * flags, generation) of seven home slots, whose values sit in a parallel array; a chain longer than
  * its line continues in pool slots (16 bytes each), listed whole in an {@code int[]} of the bucket's.
- * About 23 bytes an entry at six entries a bucket, the size a cache sized from its bound keeps at
+ * A 4-byte key filter a bucket, in a small array of its own, answers most misses without the line.
+ * About 26 bytes an entry at six entries a bucket, the size a cache sized from its bound keeps at
  * every size (the bucket count need not be a power of two), and a number of objects that grows only
  * by one page per 2^15 pool slots and one array per overflowed chain. The collector has nothing per
  * entry to copy or trace. A hit on an entry in its bucket's line reads that line alone, at an address
@@ -216,7 +217,7 @@ public final class CompactMbCache extends KernelPortCache {
      * @param bucketBits log2 of the number of buckets, in {@code [0, 30]}
      * @return a new, empty cache
      * @throws IllegalArgumentException if {@code bucketBits} is outside {@code [0, 30]}, or its
-     *     buckets' lines and values alone (124 bytes a bucket) would exceed the JVM's maximum heap,
+     *     buckets' lines, values and filters alone (128 bytes a bucket) would exceed the JVM's maximum heap,
      *     or it is above 26 (2^26 buckets)
      */
     public static CompactMbCache create(int bucketBits) {
@@ -256,7 +257,7 @@ public final class CompactMbCache extends KernelPortCache {
          * {@link #memoryPressureReclaim(boolean)} was set to {@code false}.
          *
          * @return the cache
-         * @throws IllegalArgumentException if the buckets' lines and values alone (124 bytes a bucket) would
+         * @throws IllegalArgumentException if the buckets' lines, values and filters alone (128 bytes a bucket) would
          *     exceed the JVM's maximum heap ({@link Runtime#maxMemory()}); a builder given no
          *     {@code bucketBits} and a {@code maxEntries} of 403 million or more ({@code Long.MAX_VALUE},
          *     say) sizes the table at 2^26 buckets, 7.75 GiB; {@code bucketBits} above 26 is refused

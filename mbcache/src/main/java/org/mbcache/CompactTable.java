@@ -39,8 +39,17 @@ import org.mbcache.internal.HashedWaitQueues;
  * <p>A line is 64 bytes; the JVM aligns arrays to 8 bytes only, so it spans one or two cache lines,
  * at addresses known from the bucket alone: a lookup's loads of them go out together, and a hit on
  * a home slot reads its bucket's header, finds the slot, compares its key and takes its reference
- * in that line, with no second miss that waits for the first. Lines and the home values are
- * allocated with the table (120 bytes a bucket); pool pages as the pool grows.
+ * in that line, with no second miss that waits for the first. Lines, home values and key filters
+ * are allocated with the table (128 bytes a bucket with the chain arrays' directory); pool pages as
+ * the pool grows.
+ *
+ * <h2>The key filters</h2>
+ * Besides its line, each bucket has a 4-byte key filter in a small array of its own (4 bytes a
+ * bucket, so it stays in the processor caches where the lines do not): two of 32 bits per key of
+ * the chain ({@link #keyFilterBits}). A lookup asks it first and answers a key it lacks as a miss
+ * without reading the line ({@link #keyFilterMayHold} has the linearization argument). A create sets
+ * its key's bits; a removal rebuilds the filter from the line's keys where the chain has no pool
+ * entries, and leaves it a superset otherwise, until the chain's last pool entry leaves.
  *
  * <h2>The header and the chain</h2>
  * The header is a {@link BucketLockWord}: bit 0 the lock bit, bits 1-31 the version; its upper half

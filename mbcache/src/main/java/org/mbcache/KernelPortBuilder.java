@@ -30,12 +30,12 @@ public abstract class KernelPortBuilder<B extends KernelPortBuilder<B>> {
      * log2 of the bucket count (kernel {@code bucket_bits}); default 10, as ext4. The table takes its
      * buckets' memory up front: {@link MbCache}'s 28 bytes a bucket (the head word, the wide key
      * filter and three array references; 40 without compressed references), 28 KiB at the default
-     * and 28 GiB or more at 30; {@link CompactMbCache}'s 124 (a 64-byte line, 56 bytes of home
-     * values and a 4-byte chain-array reference), and it takes at most 26. A {@code CompactMbCache}
+     * and 28 GiB or more at 30; {@link CompactMbCache}'s 128 (a 64-byte line, 56 bytes of home
+     * values, a 4-byte key filter and a 4-byte chain-array reference), and it takes at most 26. A {@code CompactMbCache}
      * builder given {@link #maxEntries(long)} and no {@code bucketBits} sizes its table from that
      * bound instead: 6 entries a bucket at the bound, a bucket count that need not be a power of
      * two. {@code build()} throws {@link IllegalArgumentException} where the buckets' arrays alone
-     * (16 bytes a bucket for {@code MbCache}, 124 for {@code CompactMbCache}) exceed the maximum heap,
+     * (16 bytes a bucket for {@code MbCache}, 128 for {@code CompactMbCache}) exceed the maximum heap,
      * and may throw {@link OutOfMemoryError} where the heap holds that but not the whole table.
      *
      * @param bucketBits in {@code [0, 30]}
