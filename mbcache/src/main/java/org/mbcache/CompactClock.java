@@ -93,7 +93,7 @@ final class CompactClock implements ReclaimBooks.Sweep {
             touchedTo[region] = Math.min(region == 0 ? table.homeSlots : end, slot + LOOKAHEAD);
             touched += table.touchBucketsOfClaimable(touchedFrom[region], touchedTo[region]);
         }
-        if (!CompactTable.isSlot(slot)) {
+        if (!CompactLine.isSlot(slot)) {
             return EMPTY; // a line's header, or a skipped pool index
         }
         long[] page = table.metaPage(slot);
@@ -172,7 +172,7 @@ final class CompactClock implements ReclaimBooks.Sweep {
             while (copied < max && left > 0) {
                 int slot = order.next(end);
                 left--;
-                if (!CompactTable.isSlot(slot)) {
+                if (!CompactLine.isSlot(slot)) {
                     continue; // a line's header, or a skipped pool index
                 }
                 long[] page = table.metaPage(slot);

@@ -732,14 +732,14 @@ public final class CompactMbCache extends KernelPortCache {
 
     /** Slots with cells now: hot ones (at most {@value HotReferences#MAX_HOT_ENTRIES}). */
     int hotSlots() {
-        return table.hotSlots();
+        return table.hot.hotSlots();
     }
 
     /** The slot page of a handle with this cache's tag and a slot handed out, or {@link IllegalArgumentException}. */
     private long[] pageOf(long handle) {
         int slot = (int) handle;
         if ((handle & CompactHandles.TAG_MASK) != table.handleTag || slot <= 0 || slot >= table.end()
-                || !CompactTable.isSlot(slot)) {
+                || !CompactLine.isSlot(slot)) {
             throw CompactHandles.notOurs(handle);
         }
         return table.metaPage(slot);

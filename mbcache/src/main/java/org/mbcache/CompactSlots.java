@@ -9,7 +9,7 @@ import org.mbcache.internal.Lifecycle;
  * layout's reference-counting protocol, as {@code MbCache}'s entry class is for its state word.
  * Static methods over a slot's meta page and index ({@link CompactTable#metaPage},
  * {@link CompactTable#metaIndex}); the table is passed for the value, the hot-mode cells and the contention
- * vote ({@link HotReferences}, whose {@link HotReferences.Host} it is).
+ * vote ({@link HotReferences}, whose {@link HotReferences.Host} is {@link CompactHotSlots}).
  *
  * <h2>The word</h2>
  * A slot is two {@code long}s: its value, in the table's value space, and its meta word, in its
@@ -123,7 +123,7 @@ final class CompactSlots {
     static final int GENERATION_MASK = 0xFFFF;
     /** The bits of a meta word that name its occupant: the key and the generation. */
     static final long IDENTITY = 0xFFFF_FFFF_0000_0000L | (long) GENERATION_MASK << GENERATION_SHIFT;
-    /** The hot-mode protocol over a meta word; the table is its {@link HotReferences.Host}, a slot its {@code at}. */
+    /** The hot-mode protocol over a meta word; the table's {@link CompactHotSlots} is its {@link HotReferences.Host}, a slot its {@code at}. */
     static final HotReferences HOT_REFERENCES = new HotReferences(COUNT_MASK, FROZEN, HOT, WAITERS, IDENTITY);
 
     // ---------------------------------------------------------------------------------------------
@@ -211,13 +211,13 @@ final class CompactSlots {
                 return CompactMbCache.NO_ENTRY;
             }
             if ((meta & HOT) != 0) {
-                return HOT_REFERENCES.tryAcquire(table, slot, meta) ? handleOf(slot, meta) : CompactMbCache.NO_ENTRY;
+                return HOT_REFERENCES.tryAcquire(table.hot, slot, meta) ? handleOf(slot, meta) : CompactMbCache.NO_ENTRY;
             }
             if (count(meta) == COUNT_MASK) {
                 // Saturated: hot mode counts the next callers in cells (the next round takes one);
                 // if the switch fails on a word that changed meanwhile, look again.
-                if (HOT_REFERENCES.switchToHot(table, slot, meta, 0) || lvMeta(page, at) != meta
-                        || table.hotCells(slot, meta) != null) { // or another thread is switching it
+                if (HOT_REFERENCES.switchToHot(table.hot, slot, meta, 0) || lvMeta(page, at) != meta
+                        || table.hot.hotCells(slot, meta) != null) { // or another thread is switching it
                     Thread.onSpinWait();
                     continue;
                 }
@@ -227,7 +227,7 @@ final class CompactSlots {
             if (casMeta(page, at, meta, meta + 1)) {
                 return handleOf(slot, meta);
             }
-            if (table.noteContention(handleOf(slot, meta)) && HOT_REFERENCES.switchToHot(table, slot, meta, 1)) {
+            if (table.hot.noteContention(handleOf(slot, meta)) && HOT_REFERENCES.switchToHot(table.hot, slot, meta, 1)) {
                 return handleOf(slot, meta);
             }
         }
@@ -255,7 +255,7 @@ final class CompactSlots {
                 return false;
             }
             if ((meta & HOT) != 0) {
-                return HOT_REFERENCES.tryClaim(table, slot, meta);
+                return HOT_REFERENCES.tryClaim(table.hot, slot, meta);
             }
             if (count(meta) != 1) {
                 return false;
@@ -279,7 +279,7 @@ final class CompactSlots {
             long meta = lvMeta(page, at);
             boolean wake;
             if (generation(meta) == generation && (meta & HOT) != 0) {
-                int outcome = HOT_REFERENCES.release(table, slot, meta);
+                int outcome = HOT_REFERENCES.release(table.hot, slot, meta);
                 if (outcome == HotReferences.REFUSED) {
                     return false;
                 }
@@ -289,7 +289,7 @@ final class CompactSlots {
             } else if (casMeta(page, at, meta, meta - 1)) {
                 wake = (meta & WAITERS) != 0 && count(meta - 1) <= 2;
             } else {
-                table.noteContention(handleOf(slot, meta));
+                table.hot.noteContention(handleOf(slot, meta));
                 continue;
             }
             if (wake) {
@@ -325,7 +325,7 @@ final class CompactSlots {
         for (;;) {
             long meta = lvMeta(page, at);
             if (generation(meta) == generation && (meta & HOT) != 0) {
-                return HOT_REFERENCES.markWaitingUnlessUnused(table, slot, meta);
+                return HOT_REFERENCES.markWaitingUnlessUnused(table.hot, slot, meta);
             }
             if (generation(meta) != generation || count(meta) <= 2) {
                 return false;
@@ -355,7 +355,7 @@ final class CompactSlots {
 
     /** Whether a caller holds the live occupant whose meta word is {@code meta} ({@code findNext}'s check). */
     static boolean heldByAnyCaller(CompactTable table, int slot, long meta) {
-        return (meta & HOT) != 0 ? HOT_REFERENCES.heldByAnyCaller(table, slot, meta) : count(meta) > 1;
+        return (meta & HOT) != 0 ? HOT_REFERENCES.heldByAnyCaller(table.hot, slot, meta) : count(meta) > 1;
     }
 
     /**
@@ -383,7 +383,7 @@ final class CompactSlots {
         int at = table.metaIndex(slot);
         long meta = lvMeta(page, at);
         if (generation(meta) == generationOf(handle)) {
-            HOT_REFERENCES.switchToHot(table, slot, meta, 0);
+            HOT_REFERENCES.switchToHot(table.hot, slot, meta, 0);
         }
         return isHot(lvMeta(page, at), handle);
     }
@@ -400,12 +400,12 @@ final class CompactSlots {
             meta = lvMeta(page, at);
         } while (!casMeta(page, at, meta, meta & ~(long) COUNT_MASK));
         if ((meta & HOT) != 0) {
-            HOT_REFERENCES.retire(table, slot, meta);
+            HOT_REFERENCES.retire(table.hot, slot, meta);
         }
     }
 
     /** The references the occupant whose word is {@code meta} shows, its cells included (for messages). */
     static long references(CompactTable table, int slot, long meta) {
-        return HOT_REFERENCES.references(table, slot, meta);
+        return HOT_REFERENCES.references(table.hot, slot, meta);
     }
 }

@@ -1,9 +1,24 @@
 package org.mbcache;
 
+import static org.mbcache.CompactLine.HOME_SLOTS;
+import static org.mbcache.CompactLine.LINE_LONGS;
+import static org.mbcache.CompactLine.ORDER_MASK;
+import static org.mbcache.CompactLine.POOL_FILTER_MASK;
+import static org.mbcache.CompactLine.chainBits;
+import static org.mbcache.CompactLine.homeSlot;
+import static org.mbcache.CompactLine.isHomeOf;
+import static org.mbcache.CompactLine.isSlot;
+import static org.mbcache.CompactLine.keyFilterBits;
+import static org.mbcache.CompactLine.lineLength;
+import static org.mbcache.CompactLine.orderOf;
+import static org.mbcache.CompactLine.overflowed;
+import static org.mbcache.CompactLine.poolFilterBit;
+import static org.mbcache.CompactLine.positionAt;
+import static org.mbcache.CompactLine.valueIndex;
+import static org.mbcache.CompactLine.withoutPosition;
 import static org.mbcache.CompactSlots.COUNT_MASK;
 import static org.mbcache.CompactSlots.GENERATION_MASK;
 import static org.mbcache.CompactSlots.GENERATION_SHIFT;
-import static org.mbcache.CompactSlots.IDENTITY;
 import static org.mbcache.CompactSlots.REFERENCED;
 import static org.mbcache.CompactSlots.casMeta;
 import static org.mbcache.CompactSlots.count;
@@ -44,11 +59,9 @@ import org.mbcache.internal.HashedWaitQueues;
  * the pool grows.
  *
  * <h2>The key filters</h2>
- * Besides its line, each bucket has a 4-byte key filter in a small array of its own (4 bytes a
- * bucket, so it stays in the processor caches where the lines do not): two of 32 bits per key of
- * the chain ({@link #keyFilterBits}). A lookup asks it first and answers a key it lacks as a miss
- * without reading the line ({@link #keyFilterMayHold} has the linearization argument). A create sets
- * its key's bits; a removal rebuilds the filter from the line's keys where the chain has no pool
+ * Besides its line, each bucket has a 4-byte key filter ({@link CompactKeyFilters}, which has the
+ * argument): a lookup asks it first and answers a key it lacks as a miss without the line. A create
+ * sets its key's bits; a removal rebuilds it from the line's keys where the chain has no pool
  * entries, and leaves it a superset otherwise, until the chain's last pool entry leaves.
  *
  * <h2>The header and the chain</h2>
@@ -58,7 +71,7 @@ import org.mbcache.internal.HashedWaitQueues;
  *   <li>bits 32-52, the <em>order list</em>: the line positions (1-7) of the chain's entries in
  *       home slots, newest first, three bits each, the newest in the lowest (a zero group ends
  *       the list);</li>
- *   <li>bit 53, {@link #OVERFLOWED}: the chain has an entry in a pool slot;</li>
+ *   <li>bit 53, {@link CompactLine#OVERFLOWED}: the chain has an entry in a pool slot;</li>
  *   <li>bits 54-63, the <em>pool filter</em>: for each key of the chain's pool entries, one of ten
  *       bits, picked by the key's {@link #filterMix}; zero unless overflowed.</li>
  * </ul>
@@ -94,7 +107,7 @@ import org.mbcache.internal.HashedWaitQueues;
  * the new version. An optimistic reader takes the order list from the one header load it
  * validates; it reads a chain array (plainly) only when the pool filter lets its key through, and
  * indexes it only below the array's own length, and follows a reference only if it names a slot
- * ({@link #isSlot}) below {@link #end}, so a stale or half-published array never makes it fault or
+ * ({@link CompactLine#isSlot}) below {@link #end}, so a stale or half-published array never makes it fault or
  * treat a header as a meta word; the holder replaces an array whole, after its odd version, so a
  * reader that saw the new one, or anything the holder wrote, sees the version moved and retries.
  *
@@ -112,10 +125,9 @@ import org.mbcache.internal.HashedWaitQueues;
  * the cache, and one key deleted and created in a loop cycles through its free home slots, then
  * pool slots, instead of one slot.
  */
-final class CompactTable implements HotReferences.Host {
+final class CompactTable {
 
     static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
-    private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
     private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(long[][].class);
     private static final VarHandle FREE_HEAD;
     private static final VarHandle NEXT_SLOT;
@@ -130,10 +142,6 @@ final class CompactTable implements HotReferences.Host {
         }
     }
 
-    /** Longs of a bucket's line: its header and the meta words of its home slots. */
-    static final int LINE_LONGS = 8;
-    /** Home slots a bucket has (line positions 1-7). */
-    static final int HOME_SLOTS = LINE_LONGS - 1;
     /** The most buckets a table has: their lines' meta indices stay below 2^29. */
     static final int MAX_BUCKETS = 1 << 26;
     /** The most pool slots a table has. */
@@ -148,14 +156,6 @@ final class CompactTable implements HotReferences.Host {
     /** log2 of the longs a page holds, at least (small tables). */
     private static final int MIN_PAGE_BITS = 6;
 
-    private static final int ORDER_SHIFT = 32;
-    /** The order list's 21 bits: seven line positions of three bits. */
-    static final int ORDER_MASK = (1 << 21) - 1;
-    /** Header bit: the chain has pool entries, and is kept whole in its bucket's array. */
-    static final long OVERFLOWED = 1L << 53;
-    private static final int POOL_FILTER_SHIFT = 54;
-    private static final int POOL_FILTER_BITS = 10;
-    private static final long POOL_FILTER_MASK = -1L << POOL_FILTER_SHIFT;
     /** The odd multiplier of {@link #filterMix} (SplitMix64's first). */
     private static final long FILTER_MULTIPLIER = 0xBF58_476D_1CE4_E5B9L;
 
@@ -189,8 +189,8 @@ final class CompactTable implements HotReferences.Host {
     private final long[][] valuePages;
     /** Per bucket, its overflowed chain, whole ({@link #CHAIN_REFS}), or an array kept from an earlier overflow, or null. */
     private final int[][] chains;
-    /** Per bucket, its key filter ({@link #keyFilterBits}), in pages of {@code 2^pageBits} ints. */
-    private final int[][] keyFilters;
+    /** The buckets' key filters. */
+    private final CompactKeyFilters keyFilters;
     /** Pool pages allocated under this lock (rare: once per page). */
     private final Object pageLock = new Object();
     /**
@@ -250,10 +250,7 @@ final class CompactTable implements HotReferences.Host {
             valuePages[p] = new long[1 << pageBits];
         }
         chains = new int[buckets][];
-        keyFilters = new int[(int) ((buckets + (long) pageMask) >>> pageBits)][];
-        for (int p = 0; p < keyFilters.length; p++) {
-            keyFilters[p] = new int[Math.min(1 << pageBits, buckets - (p << pageBits))];
-        }
+        keyFilters = new CompactKeyFilters(buckets, pageBits);
         nextSlot = homeSlots + 1;
         delayRing = new CompactDelayRing(Math.max(12, 32 - Integer.numberOfLeadingZeros(slotLimit - 1)));
     }
@@ -306,10 +303,6 @@ final class CompactTable implements HotReferences.Host {
         return (int) (((hash ^ (hash >>> 32)) * FILTER_MULTIPLIER) >>> 32);
     }
 
-    /** The pool filter's bit of a {@link #filterMix}, in place in the header: one of bits 54-63. */
-    static long poolFilterBit(int mix) {
-        return 1L << (POOL_FILTER_SHIFT + (int) (((mix >>> 16) * (long) POOL_FILTER_BITS) >>> 16));
-    }
 
     // ---------------------------------------------------------------------------------------------
     // Bucket headers: the lock bit, the version and the chain's order
@@ -352,108 +345,37 @@ final class CompactTable implements HotReferences.Host {
 
     /** Replaces the header's upper half (opaque; the version kept). Bit held. */
     private void setChainBits(int b, int order, boolean overflowed, long poolFilter) {
-        long bits = (long) order << ORDER_SHIFT | (overflowed ? OVERFLOWED : 0) | (poolFilter & POOL_FILTER_MASK);
-        BucketLockWord.setFilterOpaque(linePage(b), lineBase(b), bits);
+        BucketLockWord.setFilterOpaque(linePage(b), lineBase(b), chainBits(order, overflowed, poolFilter));
     }
 
-    /** A header's order list: line positions, newest first, three bits each, the newest lowest. */
-    static int orderOf(long head) {
-        return (int) (head >>> ORDER_SHIFT) & ORDER_MASK;
-    }
 
-    /** Whether a header's chain has pool entries (and is whole in the bucket's array). */
-    static boolean overflowed(long head) {
-        return (head & OVERFLOWED) != 0;
-    }
 
-    /**
-     * Whether a header's pool filter lets a key of this {@link #filterMix} through: {@code false}
-     * means no pool entry of the chain has the key (always so for a chain without pool entries,
-     * whose filter is zero).
-     */
-    static boolean poolMayHold(long head, int mix) {
-        return (head & poolFilterBit(mix)) != 0;
-    }
 
-    /** The number of positions in an order list. */
-    static int lineLength(int order) {
-        return (34 - Integer.numberOfLeadingZeros(order)) / 3;
-    }
 
-    /** The line position (1-7) of an order list's {@code k}-th newest entry, or 0 past its end. */
-    static int positionAt(int order, int k) {
-        return (order >>> (3 * k)) & 7;
-    }
 
-    /** An order list without {@code position}, the others' order kept. */
-    static int withoutPosition(int order, int position) {
-        for (int shift = 0; shift < 21; shift += 3) {
-            if (((order >>> shift) & 7) == position) {
-                return (order >>> (shift + 3)) << shift | (order & ((1 << shift) - 1));
-            }
-        }
-        throw new AssertionError("position " + position + " is not in order list " + Integer.toOctalString(order));
-    }
 
-    /** The home slot at line position {@code position} (1-7) of bucket {@code b}. */
-    static int homeSlot(int b, int position) {
-        return b << 3 | position;
-    }
 
     /** Whether {@code slot} is a home slot (in a line), not a pool slot. */
     boolean isHome(int slot) {
         return slot < homeSlots;
     }
 
-    /**
-     * Whether {@code slot} is one of bucket {@code b}'s own home slots, kept in its order list. A
-     * home slot of another bucket in {@code b}'s chain ({@link #stealHomeSlot}) counts as a pool
-     * entry there.
-     */
-    static boolean isHomeOf(int b, int slot) {
-        return slot >>> 3 == b;
-    }
 
-    /** Whether a meta index is a slot at all: not a line's header, nor a skipped pool index. */
-    static boolean isSlot(int slot) {
-        return (slot & 7) != 0;
-    }
 
     // ---------------------------------------------------------------------------------------------
-    // Key filters: a miss without the line
+    // Key filters: a miss without the line (CompactKeyFilters)
     // ---------------------------------------------------------------------------------------------
 
-    /** The key filter's two bits of a {@link #filterMix}, picked by its top ten bits. */
-    static int keyFilterBits(int mix) {
-        return 1 << (mix >>> 27) | 1 << ((mix >>> 22) & 31);
-    }
-
-    /**
-     * Whether bucket {@code b}'s key filter has both bits of a key of this {@link #filterMix}
-     * (acquire): {@code false} means the key is in no chain of the bucket, at the moment of the load.
-     * The filter covers every key of the chain (a create sets its key's bits, release, inside its
-     * critical section, before the entry can be found; a rebuild clears only keys that left, inside
-     * the critical section that removed them), so a lookup answers such a key's miss from the
-     * filter's 4 bytes a bucket, a small array that stays in the processor caches where the lines
-     * do not, and reads no line. The miss linearizes at this load: a create of the key takes effect
-     * at its filter store, a removal at its lock CAS (every optimistic reader after it retries).
-     */
+    /** {@link CompactKeyFilters#mayHold}: whether bucket {@code b}'s key filter lets a key of this {@link #filterMix} through. */
     boolean keyFilterMayHold(int b, int mix) {
-        int bits = keyFilterBits(mix);
-        return ((int) INTS.getAcquire(keyFilters[b >>> pageBits], b & pageMask) & bits) == bits;
-    }
-
-    /** Adds a key's bits to bucket {@code b}'s key filter (release). Bit held. */
-    private void addToKeyFilter(int b, int mix) {
-        int[] page = keyFilters[b >>> pageBits];
-        INTS.setRelease(page, b & pageMask, page[b & pageMask] | keyFilterBits(mix));
+        return keyFilters.mayHold(b, mix);
     }
 
     /**
-     * Rebuilds bucket {@code b}'s key filter from the keys of its line's order list (release), where
-     * the chain has no pool entries: their keys are in the line the bit holder has at hand. An
-     * overflowed chain's filter is left as it is (a superset) until the chain leaves the pool.
-     * Bit held.
+     * Rebuilds bucket {@code b}'s key filter from the keys of its line's order list, where the chain
+     * has no pool entries: their keys are in the line the bit holder has at hand (a chained slot's
+     * key is fixed while the bit is held; an opaque load). An overflowed chain's filter is left as
+     * it is (a superset) until the chain leaves the pool. Bit held.
      */
     private void rebuildKeyFilter(int b, int order) {
         long[] page = linePage(b);
@@ -462,7 +384,7 @@ final class CompactTable implements HotReferences.Host {
         for (; order != 0; order >>>= 3) {
             filter |= keyFilterBits(filterMix(keyOf((long) LONGS.getOpaque(page, base + (order & 7)))));
         }
-        INTS.setRelease(keyFilters[b >>> pageBits], b & pageMask, filter);
+        keyFilters.set(b, filter);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -583,7 +505,7 @@ final class CompactTable implements HotReferences.Host {
         if (home) {
             order = (order << 3 | (slot & 7)) & ORDER_MASK;
         }
-        addToKeyFilter(b, mix);
+        keyFilters.add(b, mix);
         setChainBits(b, order, overflowed, poolFilter);
     }
 
@@ -671,7 +593,7 @@ final class CompactTable implements HotReferences.Host {
     /** Empties the chain and drops its array (close). Bit held. */
     void clear(int b) {
         setChainBits(b, 0, false, 0);
-        INTS.setRelease(keyFilters[b >>> pageBits], b & pageMask, 0);
+        keyFilters.set(b, 0);
         chains[b] = null;
     }
 
@@ -695,10 +617,6 @@ final class CompactTable implements HotReferences.Host {
         return slot & pageMask;
     }
 
-    /** The index of {@code slot} in the value space: the meta space's index, every eighth skipped. */
-    static int valueIndex(int slot) {
-        return slot - (slot >>> 3) - 1;
-    }
 
     /** The value page of a slot known to be allocated (its meta page seen). */
     private long[] valuePage(int slot) {
@@ -719,7 +637,7 @@ final class CompactTable implements HotReferences.Host {
 
     /**
      * The meta space's end as handed out so far, at most {@link #slotLimit}: the clock's range is
-     * {@code [1, end)}, the slots in it {@link #isSlot}.
+     * {@code [1, end)}, the slots in it {@link CompactLine#isSlot}.
      */
     int end() {
         return nextSlot;
@@ -903,6 +821,16 @@ final class CompactTable implements HotReferences.Host {
     }
 
     /**
+     * The word a claim leaves in {@code slot} ({@code word}, count zero): on a home slot with
+     * {@link #RESTING} set. A home slot lent to another bucket's chain ({@link #stealHomeSlot}) is
+     * claimed under that bucket's bit, not its own bucket's; without the flag its own bucket's
+     * creates would take it as free between the claim and the {@link #free} that follows.
+     */
+    long claimedWord(int slot, long word) {
+        return isHome(slot) ? word | RESTING : word;
+    }
+
+    /**
      * Frees the slot of a pair that left the cache (claimed, count zero, and unhashed), its
      * generation advanced first: a handle of that pair is stale by its generation from here on,
      * whether or not the cache is closed later, and the slot's next pair goes live with this
@@ -1054,74 +982,8 @@ final class CompactTable implements HotReferences.Host {
         return n;
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // Hot slots (HotReferences.Host): the cells of at most MAX_HOT_ENTRIES slots, and the vote
-    // ---------------------------------------------------------------------------------------------
-
-    /** The cells of at most MAX_HOT_ENTRIES hot slots, each named by its occupant (identity bits and slot). */
-    private final HotCellTable hotCells = new HotCellTable();
-    /** The hot-mode vote over failed CASes of slots' meta words. */
-    private final ContentionVote contentionVote = new ContentionVote();
-    /** Per slot of {@link #contentionVote}, the handle (slot and generation) it favours; racy on purpose. */
-    private final long[] contended = new long[ContentionVote.SLOTS];
-
-    @Override
-    public long lvWord(long at) {
-        int slot = (int) at;
-        return lvMeta(metaPage(slot), metaIndex(slot));
-    }
-
-    /** The hot-mode CASes; the one that claims (count to zero) marks a home slot as {@link #claimedWord} does. */
-    @Override
-    public boolean casWord(long at, long expected, long updated) {
-        int slot = (int) at;
-        return casMeta(metaPage(slot), metaIndex(slot), expected, count(updated) == 0 ? claimedWord(slot, updated) : updated);
-    }
-
-    /**
-     * The word a claim leaves in {@code slot} ({@code word}, count zero): on a home slot with
-     * {@link #RESTING} set. A home slot lent to another bucket's chain ({@link #stealHomeSlot}) is
-     * claimed under that bucket's bit, not its own bucket's; without the flag its own bucket's
-     * creates would take it as free between the claim and the {@link #free} that follows.
-     */
-    long claimedWord(int slot, long word) {
-        return isHome(slot) ? word | RESTING : word;
-    }
-
-    /** The cells of the slot's occupant whose meta word is {@code word}: found by its identity bits and the slot. */
-    @Override
-    public long[] hotCells(long at, long word) {
-        return hotCells.cells((int) at, null, word & IDENTITY, at);
-    }
-
-    @Override
-    public boolean publishHotCells(long at, long word, long[] cells) {
-        return hotCells.publish((int) at, null, word & IDENTITY, at, cells);
-    }
-
-    @Override
-    public void retireHotCells(long at, long[] cells) {
-        hotCells.retire(cells);
-    }
-
-    /** Slots with cells now (hot ones, and a switch in progress). */
-    int hotSlots() {
-        return hotCells.size();
-    }
-
-    /**
-     * Notes a failed CAS on the meta word of the occupant {@code handle} (slot and generation) and
-     * answers whether it has been contended often enough to switch to hot mode ({@link ContentionVote},
-     * by handle).
-     */
-    boolean noteContention(long handle) {
-        int slot = ContentionVote.slotOf((int) handle);
-        int verdict = contentionVote.tally(slot, contended[slot] == handle);
-        if (verdict == ContentionVote.TAKE_OVER) {
-            contended[slot] = handle;
-        }
-        return verdict == ContentionVote.SWITCH;
-    }
+    /** The hot-mode cells and vote of this table's slots (their {@link HotReferences.Host}). */
+    final CompactHotSlots hot = new CompactHotSlots(this);
 
     // ---------------------------------------------------------------------------------------------
     // Accounting
@@ -1130,10 +992,7 @@ final class CompactTable implements HotReferences.Host {
     /** Bytes held by the arrays (lines, values and pool pages, chain arrays and their directory, the delay ring). */
     long footprintBytes() {
         long bytes = 16L + 4L * metaPages.length + 16L + 4L * valuePages.length + 16L + 4L * chains.length
-                + 16L + 4L * keyFilters.length + delayRing.footprintBytes();
-        for (int[] page : keyFilters) {
-            bytes += 16L + 4L * page.length;
-        }
+                + keyFilters.footprintBytes() + delayRing.footprintBytes();
         for (long[][] pages : new long[][][] {metaPages, valuePages}) {
             for (long[] page : pages) {
                 bytes += page == null ? 0 : 16L + 8L * page.length;

@@ -101,7 +101,7 @@ final class CompactWalk {
         if (BucketLockWord.locked(head)) {
             return RETRY;
         }
-        long handle = CompactTable.poolMayHold(head, mix)
+        long handle = CompactLine.poolMayHold(head, mix)
                 ? walkChain(table, bucket, head, key, value, byPair, afterSlot, acquire)
                 : walkLine(table, bucket, head, key, value, byPair, afterSlot, acquire);
         if (handle == RETRY || handle == NO_ENTRY) {
@@ -126,10 +126,10 @@ final class CompactWalk {
      */
     private static long walkLine(CompactTable table, int bucket, long head, int key, long value, boolean byPair,
                                  int afterSlot, boolean acquire) {
-        int order = CompactTable.orderOf(head);
-        if (afterSlot != 0 && CompactTable.isHomeOf(bucket, afterSlot)) {
+        int order = CompactLine.orderOf(head);
+        if (afterSlot != 0 && CompactLine.isHomeOf(bucket, afterSlot)) {
             for (int rest = order; rest != 0; rest >>>= 3) {
-                if (CompactTable.homeSlot(bucket, rest & 7) == afterSlot) {
+                if (CompactLine.homeSlot(bucket, rest & 7) == afterSlot) {
                     order = rest >>> 3;
                     break;
                 }
@@ -142,7 +142,7 @@ final class CompactWalk {
             if (keyOf(lvMeta(page, base + position)) != key) {
                 continue; // the key compared in place: the slot's CAS loop only for a candidate
             }
-            long handle = tryMatch(table, page, CompactTable.homeSlot(bucket, position), key, value, byPair, acquire);
+            long handle = tryMatch(table, page, CompactLine.homeSlot(bucket, position), key, value, byPair, acquire);
             if (handle != NO_ENTRY) {
                 return handle;
             }
@@ -159,7 +159,7 @@ final class CompactWalk {
     private static long walkChain(CompactTable table, int bucket, long head, int key, long value, boolean byPair,
                                   int afterSlot, boolean acquire) {
         int[] chain = table.lpChain(bucket);
-        if (!CompactTable.overflowed(head) || chain == null) {
+        if (!CompactLine.overflowed(head) || chain == null) {
             return RETRY;
         }
         int length = chain[CompactTable.CHAIN_LENGTH];
@@ -178,7 +178,7 @@ final class CompactWalk {
         int end = table.end();
         for (int pos = from - 1; pos >= 0; pos--) {
             int slot = chain[CompactTable.CHAIN_REFS + pos];
-            if (slot <= 0 || slot >= end || !CompactTable.isSlot(slot)) {
+            if (slot <= 0 || slot >= end || !CompactLine.isSlot(slot)) {
                 return RETRY;
             }
             long[] page = table.laMetaPage(slot);
@@ -297,7 +297,7 @@ final class CompactWalk {
      */
     static void checkChains(CompactTable table) {
         for (int slot = 1; slot < table.end(); slot++) {
-            if (!CompactTable.isSlot(slot)) {
+            if (!CompactLine.isSlot(slot)) {
                 continue;
             }
             long meta = lvMeta(table.metaPage(slot), table.metaIndex(slot));

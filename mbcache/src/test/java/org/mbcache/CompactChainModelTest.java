@@ -77,7 +77,7 @@ class CompactChainModelTest {
             }
         }
         assertEquals(3 * 4 * 2 * 2, configs);
-        assertTrue(crossings >= 100, "chains crossed their line's " + CompactTable.HOME_SLOTS + " home slots, up or down, "
+        assertTrue(crossings >= 100, "chains crossed their line's " + CompactLine.HOME_SLOTS + " home slots, up or down, "
                 + crossings + " times");
     }
 
@@ -100,7 +100,7 @@ class CompactChainModelTest {
             for (int step = 0; step < 800; step++) {
                 String where = where0 + " step " + step;
                 int key = random.nextInt(keys) * 0x9E3779B1;
-                boolean wasInline = cache.chainLength(key) <= CompactTable.HOME_SLOTS;
+                boolean wasInline = cache.chainLength(key) <= CompactLine.HOME_SLOTS;
                 long value = random.nextInt(values);
                 long p = pair(key, value);
                 int op = random.nextInt(100);
@@ -177,7 +177,7 @@ class CompactChainModelTest {
                         assertEquals(model.get(e.getKey()), e.getValue(), where + " reusable flag");
                     }
                 }
-                if (wasInline != cache.chainLength(key) <= CompactTable.HOME_SLOTS) {
+                if (wasInline != cache.chainLength(key) <= CompactLine.HOME_SLOTS) {
                     crossings++;
                 }
                 cache.checkChains();

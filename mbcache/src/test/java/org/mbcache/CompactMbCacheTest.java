@@ -285,7 +285,7 @@ class CompactMbCacheTest {
         try (CompactMbCache cache = cache(0, 1024)) {
             List<Long> chain = new ArrayList<>(); // KEY's values, oldest first: the one-bucket chain
             long next = 0;
-            for (int length = 2 * CompactTable.HOME_SLOTS + 6; length >= 1; length--) {
+            for (int length = 2 * CompactLine.HOME_SLOTS + 6; length >= 1; length--) {
                 while (chain.size() < length) {
                     assertTrue(cache.create(KEY, next, true));
                     chain.add(next++);
@@ -336,7 +336,7 @@ class CompactMbCacheTest {
         ExecutorService looker = Executors.newSingleThreadExecutor();
         try (CompactMbCache cache = cache(0, 1024)) {
             CompactTable table = tableOf(cache);
-            for (long length = 1; length <= 2 * CompactTable.HOME_SLOTS + 6; length++) {
+            for (long length = 1; length <= 2 * CompactLine.HOME_SLOTS + 6; length++) {
                 assertTrue(cache.create(KEY, length - 1, true)); // KEY's values 0 to length - 1, oldest first
                 String where = "length " + length;
                 long first = underTheBit(cache, table, looker, () -> 0, h -> cache.findFirstHandle(KEY));
@@ -356,7 +356,7 @@ class CompactMbCacheTest {
                     }
                 }
             }
-            assertEquals(2 * CompactTable.HOME_SLOTS + 6, cache.size());
+            assertEquals(2 * CompactLine.HOME_SLOTS + 6, cache.size());
             assertEquals(cache.size(), cache.shrink(Long.MAX_VALUE), "every reference taken was given back");
         } finally {
             looker.shutdownNow();

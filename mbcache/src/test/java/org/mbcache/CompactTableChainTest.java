@@ -90,46 +90,46 @@ class CompactTableChainTest {
             added.add(addHome(1, key));
         }
         assertEquals(added, chain(1));
-        assertFalse(CompactTable.overflowed(header(1)));
-        assertEquals(5, CompactTable.lineLength(CompactTable.orderOf(header(1))));
-        assertEquals(added.get(4) & 7, CompactTable.positionAt(CompactTable.orderOf(header(1)), 0), "the newest first");
+        assertFalse(CompactLine.overflowed(header(1)));
+        assertEquals(5, CompactLine.lineLength(CompactLine.orderOf(header(1))));
+        assertEquals(added.get(4) & 7, CompactLine.positionAt(CompactLine.orderOf(header(1)), 0), "the newest first");
         for (int slot : added) {
-            assertTrue(CompactTable.isHomeOf(1, slot));
+            assertTrue(CompactLine.isHomeOf(1, slot));
         }
     }
 
     @Test
     void anEntryBeyondTheLineGoesToThePoolAndTheChainIsKeptWholeInTheArray() {
         List<Integer> added = new ArrayList<>();
-        for (int key = 0; key < CompactTable.HOME_SLOTS; key++) {
+        for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
             added.add(addHome(2, key));
         }
         assertEquals(0, freeHome(2), "the line is full");
         int pool = addPool(2, 100);
         added.add(pool);
         assertFalse(table.isHome(pool));
-        assertTrue(CompactTable.overflowed(header(2)));
+        assertTrue(CompactLine.overflowed(header(2)));
         assertEquals(added, chain(2));
         int[] array = table.lpChain(2);
         assertNotNull(array);
         assertEquals(8, array[CompactTable.CHAIN_LENGTH]);
         assertEquals(1, array[CompactTable.CHAIN_POOL]);
-        assertEquals(CompactTable.HOME_SLOTS, CompactTable.lineLength(CompactTable.orderOf(header(2))),
+        assertEquals(CompactLine.HOME_SLOTS, CompactLine.lineLength(CompactLine.orderOf(header(2))),
                 "the home entries stay in the order list");
     }
 
     @Test
     void theLastPoolEntryLeavingMakesTheOrderListTheWholeChainAgain() {
         List<Integer> added = new ArrayList<>();
-        for (int key = 0; key < CompactTable.HOME_SLOTS; key++) {
+        for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
             added.add(addHome(0, key));
         }
         addPool(0, 100);
         remove(0, 0); // a home entry: still overflowed
         added.remove(0);
-        assertTrue(CompactTable.overflowed(header(0)));
-        remove(0, CompactTable.HOME_SLOTS - 1); // the pool entry, now the newest
-        assertFalse(CompactTable.overflowed(header(0)));
+        assertTrue(CompactLine.overflowed(header(0)));
+        remove(0, CompactLine.HOME_SLOTS - 1); // the pool entry, now the newest
+        assertFalse(CompactLine.overflowed(header(0)));
         assertEquals(0, header(0) & ~0L << 54, "no pool filter without pool entries");
         assertEquals(added, chain(0));
     }
@@ -148,34 +148,34 @@ class CompactTableChainTest {
                 assertEquals((int) model.remove(pos), remove(3, pos));
             }
             assertEquals(model, chain(3), "step " + step);
-            boolean pooled = model.stream().anyMatch(slot -> !CompactTable.isHomeOf(3, slot));
-            assertEquals(pooled, CompactTable.overflowed(header(3)), "step " + step);
-            List<Integer> homes = model.stream().filter(slot -> CompactTable.isHomeOf(3, slot)).toList();
-            int order = CompactTable.orderOf(header(3));
-            assertEquals(homes.size(), CompactTable.lineLength(order), "step " + step);
+            boolean pooled = model.stream().anyMatch(slot -> !CompactLine.isHomeOf(3, slot));
+            assertEquals(pooled, CompactLine.overflowed(header(3)), "step " + step);
+            List<Integer> homes = model.stream().filter(slot -> CompactLine.isHomeOf(3, slot)).toList();
+            int order = CompactLine.orderOf(header(3));
+            assertEquals(homes.size(), CompactLine.lineLength(order), "step " + step);
             for (int k = 0; k < homes.size(); k++) {
-                assertEquals(homes.get(homes.size() - 1 - k) & 7, CompactTable.positionAt(order, k), "step " + step);
+                assertEquals(homes.get(homes.size() - 1 - k) & 7, CompactLine.positionAt(order, k), "step " + step);
             }
         }
     }
 
     @Test
     void thePoolFilterHoldsThePoolKeysAndIsRebuiltWhenOneLeaves() {
-        for (int k = 0; k < CompactTable.HOME_SLOTS; k++) {
+        for (int k = 0; k < CompactLine.HOME_SLOTS; k++) {
             addHome(1, 1000 + k);
         }
         int first = 7;
         int second = first + 1;
-        while (CompactTable.poolFilterBit(table.filterMix(second)) == CompactTable.poolFilterBit(table.filterMix(first))) {
+        while (CompactLine.poolFilterBit(table.filterMix(second)) == CompactLine.poolFilterBit(table.filterMix(first))) {
             second++;
         }
         addPool(1, first);
         addPool(1, second);
-        assertTrue(CompactTable.poolMayHold(header(1), table.filterMix(first)));
-        assertTrue(CompactTable.poolMayHold(header(1), table.filterMix(second)));
-        remove(1, CompactTable.HOME_SLOTS); // the first pool entry
-        assertFalse(CompactTable.poolMayHold(header(1), table.filterMix(first)), "rebuilt from the pool key left");
-        assertTrue(CompactTable.poolMayHold(header(1), table.filterMix(second)));
+        assertTrue(CompactLine.poolMayHold(header(1), table.filterMix(first)));
+        assertTrue(CompactLine.poolMayHold(header(1), table.filterMix(second)));
+        remove(1, CompactLine.HOME_SLOTS); // the first pool entry
+        assertFalse(CompactLine.poolMayHold(header(1), table.filterMix(first)), "rebuilt from the pool key left");
+        assertTrue(CompactLine.poolMayHold(header(1), table.filterMix(second)));
     }
 
     @Test
@@ -195,7 +195,7 @@ class CompactTableChainTest {
         for (int slot = small.allocate(); !small.isHome(slot); slot = small.allocate()) {
             pool.add(slot);
         }
-        assertEquals(CompactTable.HOME_SLOTS, pool.size(), "the pool's one line, handed out first");
+        assertEquals(CompactLine.HOME_SLOTS, pool.size(), "the pool's one line, handed out first");
         int stolen = small.allocate();
         assertTrue(small.isHome(stolen), "a home slot, lent");
         long meta = CompactSlots.lvMeta(small.metaPage(stolen), small.metaIndex(stolen));
@@ -208,7 +208,7 @@ class CompactTableChainTest {
     @Test
     void aLentHomeSlotClaimedInItsBorrowersChainStaysOutOfItsOwnBucketsReachUntilTheRingGivesItBack() {
         CompactTable small = new CompactTable(2, 1, KeyedIndex.seed(7L)); // one pool line: 7 pool slots
-        for (int i = 0; i < CompactTable.HOME_SLOTS; i++) {
+        for (int i = 0; i < CompactLine.HOME_SLOTS; i++) {
             assertFalse(small.isHome(small.allocate()), "the pool first");
         }
         int lent = small.allocate();
@@ -220,7 +220,7 @@ class CompactTableChainTest {
             CompactSlots.makeLive(small, lent, 42, 42, true);
             small.addNewest(borrower, lent, small.filterMix(42));
             assertEquals(1, small.length(borrower));
-            assertTrue(CompactTable.overflowed(small.laVersion(borrower)), "a lent slot is a pool entry of its borrower");
+            assertTrue(CompactLine.overflowed(small.laVersion(borrower)), "a lent slot is a pool entry of its borrower");
             long[] page = small.metaPage(lent);
             int at = small.metaIndex(lent);
             assertTrue(CompactSlots.tryClaim(small, lent, page, at, CompactSlots.lvMeta(page, at)));
@@ -249,8 +249,8 @@ class CompactTableChainTest {
     void theKeyFilterCoversTheChainsKeysAndIsRebuiltFromTheLineWhenOneLeaves() {
         int kept = 11;
         int leaving = kept + 1;
-        int bits = CompactTable.keyFilterBits(table.filterMix(kept));
-        while ((CompactTable.keyFilterBits(table.filterMix(leaving)) & ~bits) == 0) {
+        int bits = CompactLine.keyFilterBits(table.filterMix(kept));
+        while ((CompactLine.keyFilterBits(table.filterMix(leaving)) & ~bits) == 0) {
             leaving++; // a key with a bit the kept one lacks
         }
         addHome(1, kept);
@@ -264,19 +264,19 @@ class CompactTableChainTest {
 
     @Test
     void anOverflowedChainsKeyFilterKeepsEveryKeyUntilItLeavesThePool() {
-        for (int k = 0; k < CompactTable.HOME_SLOTS; k++) {
+        for (int k = 0; k < CompactLine.HOME_SLOTS; k++) {
             addHome(2, 2000 + k);
         }
         addPool(2, 3000);
         remove(2, 0); // a home entry, while a pool entry is in the chain: the filter is left a superset
         assertTrue(table.keyFilterMayHold(2, table.filterMix(2000)));
         assertTrue(table.keyFilterMayHold(2, table.filterMix(3000)));
-        remove(2, CompactTable.HOME_SLOTS - 1); // the pool entry: the chain is its line again, and the filter exact
+        remove(2, CompactLine.HOME_SLOTS - 1); // the pool entry: the chain is its line again, and the filter exact
         assertTrue(table.keyFilterMayHold(2, table.filterMix(2001)));
-        int stale = CompactTable.keyFilterBits(table.filterMix(3000));
+        int stale = CompactLine.keyFilterBits(table.filterMix(3000));
         int exact = 0;
-        for (int k = 1; k < CompactTable.HOME_SLOTS; k++) {
-            exact |= CompactTable.keyFilterBits(table.filterMix(2000 + k));
+        for (int k = 1; k < CompactLine.HOME_SLOTS; k++) {
+            exact |= CompactLine.keyFilterBits(table.filterMix(2000 + k));
         }
         assertEquals((stale & ~exact) == 0, table.keyFilterMayHold(2, table.filterMix(3000)), "only the keys left");
     }
@@ -284,12 +284,12 @@ class CompactTableChainTest {
     @Test
     void orderListsDropAPositionAndKeepTheRest() {
         int order = 3 | 5 << 3 | 1 << 6 | 7 << 9; // newest first: 3, 5, 1, 7
-        assertEquals(4, CompactTable.lineLength(order));
-        assertEquals(5 | 1 << 3 | 7 << 6, CompactTable.withoutPosition(order, 3));
-        assertEquals(3 | 1 << 3 | 7 << 6, CompactTable.withoutPosition(order, 5));
-        assertEquals(3 | 5 << 3 | 1 << 6, CompactTable.withoutPosition(order, 7));
-        assertEquals(0, CompactTable.lineLength(0));
-        assertEquals(7, CompactTable.lineLength(CompactTable.ORDER_MASK));
+        assertEquals(4, CompactLine.lineLength(order));
+        assertEquals(5 | 1 << 3 | 7 << 6, CompactLine.withoutPosition(order, 3));
+        assertEquals(3 | 1 << 3 | 7 << 6, CompactLine.withoutPosition(order, 5));
+        assertEquals(3 | 5 << 3 | 1 << 6, CompactLine.withoutPosition(order, 7));
+        assertEquals(0, CompactLine.lineLength(0));
+        assertEquals(7, CompactLine.lineLength(CompactLine.ORDER_MASK));
     }
 
     private int freeHome(int b) {

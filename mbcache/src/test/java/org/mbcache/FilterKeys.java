@@ -43,9 +43,9 @@ public final class FilterKeys {
      */
     public static int compactPoolDecoyOf(int key, long hashSeed) {
         CompactTable table = new CompactTable(1, 512, KeyedIndex.seed(hashSeed));
-        long bit = CompactTable.poolFilterBit(table.filterMix(key));
+        long bit = CompactLine.poolFilterBit(table.filterMix(key));
         for (int candidate = key + 1; ; candidate++) {
-            if (CompactTable.poolFilterBit(table.filterMix(candidate)) != bit) {
+            if (CompactLine.poolFilterBit(table.filterMix(candidate)) != bit) {
                 return candidate;
             }
         }
@@ -58,6 +58,6 @@ public final class FilterKeys {
      * @return the home slots a bucket's line holds
      */
     public static int compactHomeSlots() {
-        return CompactTable.HOME_SLOTS;
+        return CompactLine.HOME_SLOTS;
     }
 }
