@@ -20,7 +20,6 @@ import static org.mbcache.CompactSlots.COUNT_MASK;
 import static org.mbcache.CompactSlots.GENERATION_MASK;
 import static org.mbcache.CompactSlots.GENERATION_SHIFT;
 import static org.mbcache.CompactSlots.REFERENCED;
-import static org.mbcache.CompactSlots.casMeta;
 import static org.mbcache.CompactSlots.count;
 import static org.mbcache.CompactSlots.generation;
 import static org.mbcache.CompactSlots.keyOf;
