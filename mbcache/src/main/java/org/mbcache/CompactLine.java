@@ -67,6 +67,15 @@ final class CompactLine {
         return (order >>> (3 * k)) & 7;
     }
 
+    /** The line positions an order list names, as a bit mask ({@code 1 << position}). */
+    static int positionsIn(int order) {
+        int positions = 0;
+        for (; order != 0; order >>>= 3) {
+            positions |= 1 << (order & 7);
+        }
+        return positions;
+    }
+
     /** An order list without {@code position}, the others' order kept. */
     static int withoutPosition(int order, int position) {
         for (int shift = 0; shift < 21; shift += 3) {

@@ -13,6 +13,7 @@ import static org.mbcache.CompactLine.lineLength;
 import static org.mbcache.CompactLine.orderOf;
 import static org.mbcache.CompactLine.overflowed;
 import static org.mbcache.CompactLine.poolFilterBit;
+import static org.mbcache.CompactLine.positionsIn;
 import static org.mbcache.CompactLine.positionAt;
 import static org.mbcache.CompactLine.valueIndex;
 import static org.mbcache.CompactLine.withoutPosition;
@@ -422,21 +423,21 @@ final class CompactTable {
      * ({@link #claimedWord}) until the delay ring gives it back.
      */
     int freeHomeSlot(int b) {
+        int free = freeHomePositions(b);
+        return free == 0 ? 0 : homeSlot(b, Integer.numberOfTrailingZeros(free));
+    }
+
+    /** The line positions of bucket {@code b}'s home slots a create may take ({@link #freeHomeSlot}), as a bit mask. */
+    private int freeHomePositions(int b) {
         long[] page = linePage(b);
         int base = lineBase(b);
-        int used = 0;
-        for (int order = orderOf(lpHeader(b)); order != 0; order >>>= 3) {
-            used |= 1 << (order & 7);
-        }
+        int used = positionsIn(orderOf(lpHeader(b)));
+        int free = 0;
         for (int position = 1; position <= HOME_SLOTS; position++) {
-            if ((used & 1 << position) == 0) {
-                long meta = lvMeta(page, base + position);
-                if (count(meta) == 0 && (meta & RESTING) == 0) {
-                    return homeSlot(b, position);
-                }
-            }
+            long meta = lvMeta(page, base + position);
+            free |= (used & 1 << position) == 0 && count(meta) == 0 && (meta & RESTING) == 0 ? 1 << position : 0;
         }
-        return 0;
+        return free;
     }
 
     /**
@@ -962,23 +963,9 @@ final class CompactTable {
             n += isSlot(slot) ? 1 : 0;
         }
         for (int b = 0; b < buckets; b++) {
-            n += freeHomeSlots(b);
+            n += Integer.bitCount(freeHomePositions(b));
         }
         return n + delayRing.occupied();
-    }
-
-    /** Home slots of bucket {@code b} out of its chain, free and not resting. Quiet tables only. */
-    private int freeHomeSlots(int b) {
-        int used = 0;
-        for (int order = orderOf(lpHeader(b)); order != 0; order >>>= 3) {
-            used |= 1 << (order & 7);
-        }
-        int n = 0;
-        for (int position = 1; position <= HOME_SLOTS; position++) {
-            long meta = lvMeta(linePage(b), lineBase(b) + position);
-            n += (used & 1 << position) == 0 && count(meta) == 0 && (meta & RESTING) == 0 ? 1 : 0;
-        }
-        return n;
     }
 
     /** The hot-mode cells and vote of this table's slots (their {@link HotReferences.Host}). */
