@@ -244,8 +244,11 @@ final class BackgroundReclaim {
      * does nothing if, once it holds the reclaim lock, the exact count is below twice the bound. A
      * create below the bound reads the one shared estimate word, written once per batch of adds,
      * and allocates nothing.
+     *
+     * @return the count it decided on (near the bound with a pass pending: the estimate), which
+     *     {@code CompactMbCache}'s create reads to decide whether it may reclaim in its line
      */
-    final void beforeCreate() {
+    final long beforeCreate() {
         long estimate = entryCount.estimate();
         long count;
         if (!entryCount.decides(estimate, synchronousThreshold)) {
@@ -253,12 +256,12 @@ final class BackgroundReclaim {
         } else if (entryCount.decides(estimate, maxEntries)) {
             count = estimate;
         } else if (lvPendingPass() != null) {
-            return;
+            return estimate;
         } else {
             count = entryCount.estimateSeenByThisThread(estimate);
         }
         if (count < maxEntries) {
-            return;
+            return count;
         }
         schedule();
         if (count >= synchronousThreshold) {
@@ -268,6 +271,7 @@ final class BackgroundReclaim {
             // have taken the count down, and a pass of 64 on top would then empty a small cache.
             reclaimer.reclaim(SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS, synchronousThreshold);
         }
+        return count;
     }
 
     /** {@return whether a background pass is pending or running} */

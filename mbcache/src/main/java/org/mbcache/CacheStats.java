@@ -24,7 +24,8 @@ package org.mbcache;
  * @param deletes entries removed by {@code deleteOrGet} (the calls that returned {@code null}
  *     because they removed the pair; not those that found nothing or handed a held entry back). Exact.
  * @param entriesReclaimed entries removed by reclaim of any kind: background, synchronous, requested
- *     and memory-pressure passes, and (in the Caffeine backend) Caffeine's own eviction. Exact, counted
+ *     and memory-pressure passes, {@code CompactMbCache}'s line reclaim (the contract, section 4),
+ *     and (in the Caffeine backend) Caffeine's own eviction. Exact, counted
  *     when the entry is removed; in the Caffeine backend that is when Caffeine's maintenance has run,
  *     which can be a moment after the create that made room necessary. Entries reclaimed because
  *     their chain reached its cap are counted in {@code chainCapReclaims}, not here.

@@ -52,7 +52,10 @@ import org.mbcache.internal.Snapshots;
  * never reaches the slot's new occupant unless the slot held 65,536 pairs since (a freed slot is
  * reused only after about min(8192, slots / 8) later frees, or, where callers hold all but a few
  * slots, after every other free slot: about 2^29 frees of the cache with the full ring, 2^25 in the
- * smallest, and 2^16 times the free slots in a table callers hold nearly all of): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
+ * smallest, and 2^16 times the free slots in a table callers hold nearly all of; a slot that line
+ * reclaim refills at once changes key each time, so it needs a create of another key landing in its
+ * line, about one in {@code buckets} (at least 16,384) without the cache's hash seed: 2^29 creates
+ * for 2^16 refills): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
  * {@link #value} throw {@link IllegalStateException}, {@link #touch(long)} and
  * {@link #setReusable(long, boolean)} do nothing, {@link #reusable(long)} answers {@code false},
  * {@link #waitUnused(long)} returns at once, as on an entry object whose pair left. One used after
@@ -66,7 +69,11 @@ import org.mbcache.internal.Snapshots;
  * {@link CreateStrategy#REQUEST_LIST}'s behaviour: a create takes a free home slot of its bucket in
  * its critical section, or, with the line full, claims a pool slot before it takes the bucket's bit
  * again, and gives it back if the pair turned out to be cached; a refused duplicate allocates
- * nothing and a pair found cached by the optimistic read takes no lock. The table has
+ * nothing and a pair found cached by the optimistic read takes no lock. In a table of 16,384
+ * buckets or more (sized from a {@code maxEntries} of about 98,000 up), a create at the bound into a
+ * full line reclaims the line's oldest entry nobody holds instead (<em>line reclaim</em>, the
+ * contract's section 4: second chance, held entries spared, never an entry of the new pair's key),
+ * so that a full cache keeps its entries in their lines and its pool small. The table has
  * {@code 4 * maxEntries} pool slots (at least 512, at most 2^30) besides its buckets' home slots, and
  * at most 2^26 buckets: a create that finds no slot free (entries held by callers far beyond the
  * bound) runs a synchronous reclaim pass, and throws {@link IllegalStateException} if that frees
@@ -118,6 +125,8 @@ public final class CompactMbCache extends KernelPortCache {
     private static final long NEEDS_POOL_SLOT = -5L;
     /** {@link #hash}'s flag: the pair went into the pool slot it was given. */
     private static final long POOL_SLOT_USED = 1L << 62;
+    /** {@link #hash}'s flag: the pair went into a slot the create's line reclaim freed. */
+    private static final long LINE_RECLAIMED = 1L << 61;
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 8;
     /** The fewest pool slots a table has. */
     private static final long MIN_POOL_SLOTS = 512;
@@ -126,6 +135,12 @@ public final class CompactMbCache extends KernelPortCache {
      * home slots on average, so that about one chain in four has pool entries.
      */
     static final int SIZED_ENTRIES_PER_BUCKET = 6;
+    /**
+     * The fewest buckets with which a create at the bound reclaims in its line: below, a slot
+     * refilled in place would cycle too fast for its handles' 16-bit generation (see
+     * {@link CompactWalk#reclaimInLine}), and the pool is small enough to stay in the processor's caches.
+     */
+    static final int LINE_RECLAIM_MIN_BUCKETS = 1 << 14;
 
     static {
         try {
@@ -145,6 +160,15 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     private final CompactTable table;
+    /**
+     * Whether a create at the bound into a full line reclaims in that line
+     * ({@link CompactWalk#reclaimInLine}): tables of {@value #LINE_RECLAIM_MIN_BUCKETS} buckets or more.
+     */
+    private final boolean lineReclaim;
+    /** The count below which line reclaim stops: an eighth below the bound. */
+    private final long lineReclaimLowWater;
+    /** Whether the count reached the bound and has not fallen below the low water since ({@link #lineReclaimBand}). */
+    private boolean lineReclaimActive;
     /** The books' lock. */
     private final ReentrantLock reclaimLock;
 
@@ -161,13 +185,20 @@ public final class CompactMbCache extends KernelPortCache {
      * {@code bucketBits} was set, and the default sizing ({@link #sizedFromMaxEntries}) otherwise.
      */
     CompactMbCache(Builder builder, long buckets) {
-        this(builder.options, checkedBuckets(buckets), builder.options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET));
+        this(builder, buckets, buckets >= LINE_RECLAIM_MIN_BUCKETS);
     }
 
-    private CompactMbCache(KernelPortOptions options, long buckets, long maxEntries) {
+    /** {@link #CompactMbCache(Builder, long)}, with line reclaim on or off whatever the size (tests). */
+    CompactMbCache(Builder builder, long buckets, boolean lineReclaim) {
+        this(builder.options, checkedBuckets(buckets), builder.options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET), lineReclaim);
+    }
+
+    private CompactMbCache(KernelPortOptions options, long buckets, long maxEntries, boolean lineReclaim) {
         super(options, 64 - Long.numberOfLeadingZeros(buckets - 1), maxEntries, options.chainCap(maxEntries, buckets));
         long poolSlots = Math.max(MIN_POOL_SLOTS, Math.min(CompactTable.MAX_POOL_SLOTS, 4 * Math.min(maxEntries, 1L << 30)));
         this.table = new CompactTable((int) buckets, poolSlots, KeyedIndex.seed(options.hashSeed()));
+        this.lineReclaim = lineReclaim;
+        this.lineReclaimLowWater = maxEntries - maxEntries / 8;
         this.reclaimLock = books.lock;
         this.clock = new CompactClock(table);
         books.sweepWith(clock);
@@ -293,9 +324,8 @@ public final class CompactMbCache extends KernelPortCache {
     /** {@link #create}, or with {@code restore} {@link #createForRestore}. */
     private boolean createPair(int key, long value, boolean reusable, boolean restore) {
         ensureOpen();
-        if (!restore) { // a restore's budget keeps it within maxEntries: it must not evict what was cached
-            backgroundReclaim.beforeCreate();
-        }
+        // A restore's budget keeps it within maxEntries: it must not evict what was cached.
+        boolean reclaimInLine = !restore && lineReclaimBand(backgroundReclaim.beforeCreate());
         long keyed = table.keyedHash(key);
         int bucket = table.bucketOfHash(keyed);
         // The home values' miss overlaps the line's: the check by pair reads a matching key's value.
@@ -306,8 +336,9 @@ public final class CompactMbCache extends KernelPortCache {
             return false;
         }
         long outcome = NEEDS_POOL_SLOT;
-        // A line whose order list is full has no home slot to give: claim the pool slot first.
-        for (int attempt = table.lineFull(bucket) ? 1 : 0; outcome == NEEDS_POOL_SLOT; attempt++) {
+        // A line whose order list is full has no home slot to give: claim the pool slot first,
+        // unless the create may reclaim in the line.
+        for (int attempt = table.lineFull(bucket) && !reclaimInLine ? 1 : 0; outcome == NEEDS_POOL_SLOT; attempt++) {
             int poolSlot = 0;
             if (attempt > 0) {
                 poolSlot = table.allocate();
@@ -322,7 +353,7 @@ public final class CompactMbCache extends KernelPortCache {
                     books.reclaim(BackgroundReclaim.SYNC_SHRINK_BATCH, ReclaimPassEvent.Kind.SYNCHRONOUS);
                 }
             }
-            outcome = hashInto(bucket, keyed, key, value, reusable, poolSlot, seen, restore);
+            outcome = hashInto(bucket, keyed, key, value, reusable, poolSlot, seen, restore, reclaimInLine);
         }
         if (outcome == ALREADY_CACHED) {
             statistics.add(ReclaimBooks.DUPLICATES_REFUSED, 1);
@@ -332,6 +363,10 @@ public final class CompactMbCache extends KernelPortCache {
             return false;
         }
         statistics.add(restore ? ReclaimBooks.RESTORES : ReclaimBooks.CREATES, 1);
+        if ((outcome & LINE_RECLAIMED) != 0) {
+            statistics.add(ReclaimBooks.LINE_RECLAIMS, 1);
+            outcome &= ~LINE_RECLAIMED;
+        }
         int reclaimed = (int) outcome;
         if (reclaimed != 0) {
             statistics.add(ReclaimBooks.CHAIN_CAP_RECLAIMS, reclaimed);
@@ -340,6 +375,25 @@ public final class CompactMbCache extends KernelPortCache {
             ChainCapEvent.commitIfEnabled(this, key, (int) (outcome >>> 32), chainCap, reclaimed);
         }
         return true;
+    }
+
+    /**
+     * Whether a create that read {@code count} ({@link BackgroundReclaim#beforeCreate}) may reclaim in
+     * its line: in a table that reclaims in lines, from the create that finds the count at the bound
+     * until one that finds it more than {@link #lineReclaimLowWater} below (the band background
+     * passes keep a full cache in, each freeing {@code maxEntries / 16}). Entered and left by a plain
+     * write of one flag, only when it changes: a hint, racy on purpose (a create that misses a change
+     * takes a pool slot, or reclaims in its line, once more).
+     */
+    private boolean lineReclaimBand(long count) {
+        if (!lineReclaim) {
+            return false;
+        }
+        boolean inBand = count >= maxEntries || (count >= lineReclaimLowWater && lineReclaimActive);
+        if (inBand != lineReclaimActive) {
+            lineReclaimActive = inBand;
+        }
+        return inBand;
     }
 
     /**
@@ -362,11 +416,11 @@ public final class CompactMbCache extends KernelPortCache {
      * allocation, or close()).
      */
     private long hashInto(int bucket, long keyed, int key, long value, boolean reusable, int poolSlot, long seen,
-                          boolean restore) {
+                          boolean restore, boolean reclaimInLine) {
         table.consume(table.touchLine(bucket)); // its misses overlap the lock CAS's wait
         long outcome;
         try {
-            outcome = hash(bucket, keyed, key, value, reusable, poolSlot, seen, restore);
+            outcome = hash(bucket, keyed, key, value, reusable, poolSlot, seen, restore, reclaimInLine);
         } catch (Throwable failure) {
             if (poolSlot != 0) {
                 table.freeUnused(poolSlot);
@@ -384,13 +438,16 @@ public final class CompactMbCache extends KernelPortCache {
      * has no free home slot and the caller gave no pool slot: nothing changed), or the chain cap's
      * outcome (0 if the chain was below the cap; else the length found in bits 32-62 and the entries
      * reclaimed in the lower 32), with {@link #POOL_SLOT_USED} where the pair went into
-     * {@code poolSlot}. A free home slot of the bucket is taken first. A restore's
+     * {@code poolSlot} and {@link #LINE_RECLAIMED} where it went into a slot its line reclaim freed.
+     * A free home slot of the bucket is taken first; with {@code reclaimInLine} (the cache at its
+     * bound, and no pool slot given: a retry after that reclaim found nothing), then a slot of the
+     * line reclaimed ({@link CompactWalk#reclaimInLine}). A restore's
      * ({@code restore}) reclaims nothing for the cap: at the cap it answers {@link #CHAIN_FULL} and
      * hashes nothing. Allocates (a chain array) before it changes anything. {@code keyed} is the
      * key's {@link CompactTable#keyedHash}.
      */
     private long hash(int bucket, long keyed, int key, long value, boolean reusable, int poolSlot, long seen,
-                      boolean restore) {
+                      boolean restore, boolean reclaimInLine) {
         long lockedAt = table.lock(bucket);
         try {
             if (lockedAt != seen && CompactWalk.positionOfPair(table, bucket, key, value) >= 0) {
@@ -404,19 +461,24 @@ public final class CompactMbCache extends KernelPortCache {
                 return CHAIN_FULL;
             }
             int slot = table.freeHomeSlot(bucket);
+            int lineReclaimed = 0;
+            if (slot == 0 && reclaimInLine && poolSlot == 0 && (slot = CompactWalk.reclaimInLine(table, bucket, key)) != 0) {
+                lineReclaimed = 1;
+                length--;
+            }
             if (slot == 0 && (slot = poolSlot) == 0) {
                 return NEEDS_POOL_SLOT;
             }
-            table.ensureRoom(bucket, slot);
-            long outcome = 0;
+            table.ensureRoom(bucket, slot); // after a line reclaim, a home slot the chain had: allocates nothing
+            long outcome = lineReclaimed == 0 ? 0 : LINE_RECLAIMED;
             int reclaimed = 0;
             if (length >= chainCap) {
                 reclaimed = CompactWalk.reclaimForRoom(table, bucket, chainCap);
-                outcome = ((long) length << 32) | reclaimed;
+                outcome |= ((long) length << 32) | reclaimed;
             }
             CompactSlots.makeLive(table, slot, key, value, reusable);
             table.addNewest(bucket, slot, table.filterMixOfHash(keyed));
-            entryCount.add(1L - reclaimed); // counted before the unlock: nobody can free it uncounted
+            entryCount.add(1L - reclaimed - lineReclaimed); // counted before the unlock: nobody can free it uncounted
             return slot == poolSlot ? outcome | POOL_SLOT_USED : outcome;
         } finally {
             table.unlock(bucket);

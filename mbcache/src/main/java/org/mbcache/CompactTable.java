@@ -831,20 +831,9 @@ final class CompactTable {
     }
 
     /**
-     * Frees the slot of a pair that left the cache (claimed, count zero, and unhashed), its
-     * generation advanced first: a handle of that pair is stale by its generation from here on,
-     * whether or not the cache is closed later, and the slot's next pair goes live with this
-     * generation. So the generation counts the pairs a slot held, and a stale handle is taken for a
-     * new occupant's only after 65,536 of them. A home slot's word also gets {@link #RESTING} (its
-     * other flags dropped: its pair is gone): its bucket's creates pass it over until the ring gives
-     * it back. The meta word's store is a release (atomic, and after the claim that zeroed the
-     * count): nobody else writes a word whose count is zero (every CAS loop but the claim refuses
-     * it, the claim needs count one, and a create takes only a home slot that is not resting).
-     * Bucket bit held (so a create in the bucket never sees the slot out of the chain and not yet
-     * freed). Allocation-free.
-     *
-     * <p>The slot then goes into the delay ring ({@link CompactDelayRing#exchange}), and the slot
-     * it displaces, freed about one ring length of frees earlier, back into use
+     * Frees the slot of a pair that left the cache (claimed, count zero, and unhashed): retires it
+     * ({@link #retire}), then puts it into the delay ring ({@link CompactDelayRing#exchange}) and the
+     * slot it displaces, freed about one ring length of frees earlier, back into use
      * ({@link #recycle}). So a slot is handed out again only after about
      * {@link CompactDelayRing#size} further frees, and the generations of a cache's slots advance
      * together instead of one slot taking every reuse. Memory order: the freer's stores to the slot
@@ -853,17 +842,30 @@ final class CompactTable {
      * read, so happens after the stores, and so does its recycling store (a release: the link's on
      * the free list, published by the list's CAS, or the resting flag's clearing, read by the
      * bucket's next create with a volatile load). So whoever takes the slot next sees the advanced
-     * generation before it makes the slot live with it.
+     * generation before it makes the slot live with it. Bucket bit held; allocation-free.
      */
     void free(int slot) {
+        retire(slot);
+        recycle(delayRing.exchange(slot));
+    }
+
+    /**
+     * Advances a claimed slot's generation: a handle of its pair is stale from here on, whether or
+     * not the cache is closed later, and the slot's next pair goes live with this generation (so it
+     * counts the pairs a slot held). A home slot's word also gets {@link #RESTING} (its other flags
+     * dropped): its bucket's creates pass it over. A release store: nobody else writes a word whose
+     * count is zero (every CAS loop but the claim refuses it, the claim needs count one, and a create
+     * takes only a home slot that is not resting). Bit held, so a create in the bucket never sees the
+     * slot out of the chain and not yet retired. {@link #free}'s first half; alone, for a line
+     * reclaim, which refills the slot in the same critical section ({@link CompactWalk#reclaimInLine}).
+     */
+    void retire(int slot) {
         long[] page = metaPage(slot);
         int at = metaIndex(slot);
         long meta = lvMeta(page, at);
         long generation = (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
-        long freed = isHome(slot) ? (meta & 0xFFFF_FFFF_0000_0000L) | generation | RESTING
-                : (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation;
-        soMeta(page, at, freed);
-        recycle(delayRing.exchange(slot));
+        soMeta(page, at, isHome(slot) ? (meta & 0xFFFF_FFFF_0000_0000L) | generation | RESTING
+                : (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation);
     }
 
     /**

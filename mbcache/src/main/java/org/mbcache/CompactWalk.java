@@ -251,6 +251,45 @@ final class CompactWalk {
     }
 
     /**
+     * A create's line reclaim, run where the cache is at its bound and the bucket's line has no free
+     * home slot (the contract, section 4): claims the oldest of the chain's home entries that nobody
+     * holds, is not referenced and has a key other than {@code key}, takes it out of the chain and
+     * retires its slot ({@link CompactTable#retire}: generation advanced, no delay ring), for the
+     * create to refill in the same critical section; a referenced entry met on the way, oldest first,
+     * loses its flag and is passed over. The slot, or 0 (nothing changed but flags). Bit held;
+     * allocation-free.
+     *
+     * <p>Why the key rule: a slot refilled here skips the delay ring, so a key created again and again
+     * with new values would otherwise cycle its line's seven slots, and a kept handle's generation
+     * would wrap within 2^16 x 7 creates. A refill here changes the slot's key, so it needs a create
+     * of some other key that lands in this line, one create in {@code buckets} where the keyed index's
+     * seed is unknown: a slot is refilled in place at most about twice per {@code buckets} creates of
+     * the cache.
+     */
+    static int reclaimInLine(CompactTable table, int bucket, int key) {
+        for (int pos = 0, length = table.length(bucket); pos < length; pos++) {
+            int slot = table.refAt(bucket, pos);
+            if (!CompactLine.isHomeOf(bucket, slot)) {
+                continue;
+            }
+            long[] page = table.metaPage(slot);
+            int at = table.metaIndex(slot);
+            long meta = lvMeta(page, at);
+            if (keyOf(meta) == key) {
+                continue;
+            }
+            if ((meta & REFERENCED) != 0) {
+                CompactSlots.setFlag(page, at, generation(meta), REFERENCED, false);
+            } else if (CompactSlots.tryClaim(table, slot, page, at, meta, true)) {
+                table.removeAt(bucket, pos);
+                table.retire(slot);
+                return slot;
+            }
+        }
+        return 0;
+    }
+
+    /**
      * The critical section of {@code deleteOrGet}: removes the pair if nobody but the cache holds
      * it and frees its slot ({@link #DELETED}), else takes a reference for the caller (the handle),
      * or {@link CompactMbCache#NO_ENTRY} if it is not cached. The slot is freed under the bit: a

@@ -80,9 +80,11 @@ final class ReclaimBooks implements BackgroundReclaim.Reclaimer, MemoryPressureR
     static final int CREATES = 4;
     static final int DELETES = 5;
     static final int RESTORES = 6;
+    /** Entries a create reclaimed in its line ({@code CompactMbCache}); part of {@code entriesReclaimed}. */
+    static final int LINE_RECLAIMS = 7;
 
     /** Counted by the calling thread's stripe; never allocates. */
-    final StripedStatistics statistics = new StripedStatistics(7);
+    final StripedStatistics statistics = new StripedStatistics(8);
     /** One pass at a time; {@link #stats()} and the layout's {@code close()} take it too. */
     final ReentrantLock lock = new ReentrantLock();
 
@@ -232,7 +234,7 @@ final class ReclaimBooks implements BackgroundReclaim.Reclaimer, MemoryPressureR
         try {
             return new CacheStats(statistics.sum(CREATES), statistics.sum(DUPLICATES_REFUSED),
                     statistics.sum(LOOKUP_HITS), statistics.sum(LOOKUP_MISSES), statistics.sum(DELETES),
-                    entriesReclaimed, backgroundReclaimPasses, synchronousReclaimPasses,
+                    entriesReclaimed + statistics.sum(LINE_RECLAIMS), backgroundReclaimPasses, synchronousReclaimPasses,
                     requestedReclaimPasses, statistics.sum(CHAIN_CAP_RECLAIMS), statistics.sum(RESTORES));
         } finally {
             lock.unlock();

@@ -1,0 +1,222 @@
+package org.mbcache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link CompactMbCache}'s line reclaim: once the cache is at its bound, a create whose bucket's
+ * line is full reclaims the line's oldest entry nobody holds, second chance and key rule applied,
+ * and refills its slot, instead of taking a pool slot. One bucket (every key in it), seven home
+ * slots, line reclaim forced on (a table this small has it off), background passes never run (an
+ * executor that drops them), so the count stays where the creates put it.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class CompactLineReclaimTest {
+
+    private static final int HOME_SLOTS = 7;
+    /** Slot indices below this are the one bucket's home slots; the pool's are above. */
+    private static final long FIRST_POOL_INDEX = 8;
+
+    private static CompactMbCache oneLineCache(long maxEntries, boolean lineReclaim) {
+        CompactMbCache.Builder builder = CompactMbCache.builder().maxEntries(maxEntries).hashSeed(42)
+                .executor(task -> { }).memoryPressureReclaim(false);
+        return new CompactMbCache(builder, 1, lineReclaim);
+    }
+
+    /** A line of keys 1..7 in a cache whose bound is 7: full, and at the bound. */
+    private static CompactMbCache fullLineAtTheBound() {
+        CompactMbCache cache = oneLineCache(HOME_SLOTS, true);
+        for (int key = 1; key <= HOME_SLOTS; key++) {
+            assertTrue(cache.create(key, key, true));
+        }
+        return cache;
+    }
+
+    private static boolean cached(CompactMbCache cache, int key) {
+        long handle = cache.findFirstHandle(key);
+        if (handle == CompactMbCache.NO_ENTRY) {
+            return false;
+        }
+        cache.release(handle);
+        return true;
+    }
+
+    private static long slotOf(long handle) {
+        return handle & 0xFFFF_FFFFL;
+    }
+
+    @Test
+    void aCreateAtTheBoundIntoAFullLineReclaimsItsOldestEntry() {
+        try (CompactMbCache cache = fullLineAtTheBound()) {
+            assertTrue(cache.create(100, 100, true));
+            assertFalse(cached(cache, 1), "the oldest entry left");
+            for (int key = 2; key <= HOME_SLOTS; key++) {
+                assertTrue(cached(cache, key));
+            }
+            assertEquals(HOME_SLOTS, cache.size());
+            assertEquals(1, cache.stats().entriesReclaimed());
+            cache.checkChains();
+        }
+    }
+
+    @Test
+    void theNewPairTakesTheReclaimedSlotNotAPoolSlot() {
+        try (CompactMbCache cache = fullLineAtTheBound()) {
+            long oldest = cache.findFirstHandle(1);
+            cache.release(oldest);
+            assertTrue(cache.create(100, 100, true));
+            long created = cache.findFirstHandle(100);
+            assertEquals(slotOf(oldest), slotOf(created));
+            assertTrue(slotOf(created) < FIRST_POOL_INDEX);
+            cache.release(created);
+        }
+    }
+
+    @Test
+    void aReleasedHandleOfTheReclaimedPairReadsStale() {
+        try (CompactMbCache cache = fullLineAtTheBound()) {
+            long oldest = cache.findFirstHandle(1);
+            cache.release(oldest);
+            assertTrue(cache.create(100, 100, true));
+            assertThrows(IllegalStateException.class, () -> cache.key(oldest));
+            assertThrows(IllegalStateException.class, () -> cache.release(oldest));
+            long created = cache.findFirstHandle(100);
+            assertNotEquals(oldest, created, "the slot's generation moved");
+            cache.release(created);
+        }
+    }
+
+    @Test
+    void aReferencedEntryGetsItsSecondChance() {
+        try (CompactMbCache cache = fullLineAtTheBound()) {
+            long oldest = cache.findFirstHandle(1);
+            cache.touch(oldest);
+            cache.release(oldest);
+            assertTrue(cache.create(100, 100, true));
+            assertTrue(cached(cache, 1), "the referenced oldest is passed over");
+            assertFalse(cached(cache, 2), "the next oldest goes");
+            assertTrue(cache.create(101, 101, true));
+            assertFalse(cached(cache, 1), "its flag was cleared: the second chance is used up");
+        }
+    }
+
+    @Test
+    void aHeldEntryIsNeverReclaimedInItsLine() {
+        try (CompactMbCache cache = fullLineAtTheBound()) {
+            long held = cache.findFirstHandle(1);
+            assertTrue(cache.create(100, 100, true));
+            assertEquals(1, cache.key(held), "the holder's pair is still its slot's");
+            assertFalse(cached(cache, 2), "the oldest unheld entry went instead");
+            cache.release(held);
+        }
+    }
+
+    @Test
+    void aLineOfTheNewPairsKeyGoesToThePoolInstead() {
+        try (CompactMbCache cache = oneLineCache(HOME_SLOTS, true)) {
+            for (int value = 1; value <= HOME_SLOTS; value++) {
+                assertTrue(cache.create(5, value, true));
+            }
+            assertTrue(cache.create(5, 100, true));
+            assertEquals(HOME_SLOTS + 1, cache.size(), "nothing reclaimed: every line entry has the new pair's key");
+            long created = cache.getHandle(5, 100);
+            assertTrue(slotOf(created) >= FIRST_POOL_INDEX, "a pool slot");
+            cache.release(created);
+            cache.checkChains();
+        }
+    }
+
+    @Test
+    void belowTheBoundAFullLineOverflowsIntoThePool() {
+        try (CompactMbCache cache = oneLineCache(2 * HOME_SLOTS, true)) {
+            for (int key = 1; key <= HOME_SLOTS + 1; key++) {
+                assertTrue(cache.create(key, key, true));
+            }
+            for (int key = 1; key <= HOME_SLOTS + 1; key++) {
+                assertTrue(cached(cache, key), "nothing reclaimed below the bound");
+            }
+            assertEquals(0, cache.stats().entriesReclaimed());
+        }
+    }
+
+    @Test
+    void aTableWithoutLineReclaimOverflowsAtTheBoundToo() {
+        try (CompactMbCache cache = oneLineCache(HOME_SLOTS, false)) {
+            for (int key = 1; key <= HOME_SLOTS + 1; key++) {
+                assertTrue(cache.create(key, key, true));
+            }
+            assertEquals(HOME_SLOTS + 1, cache.size());
+            assertTrue(cached(cache, 1));
+        }
+    }
+
+    @Test
+    void lineReclaimStopsOnceTheCountFallsAnEighthBelowTheBound() {
+        try (CompactMbCache cache = oneLineCache(16, true)) {
+            for (int key = 1; key <= 16; key++) { // the bound: line reclaim from here
+                assertTrue(cache.create(key, key, true));
+            }
+            cache.shrink(Long.MAX_VALUE); // far below the bound
+            for (int key = 101; key <= 101 + HOME_SLOTS; key++) {
+                assertTrue(cache.create(key, key, true));
+            }
+            for (int key = 101; key <= 101 + HOME_SLOTS; key++) {
+                assertTrue(cached(cache, key), "the eighth create went to the pool");
+            }
+        }
+    }
+
+    @Test
+    void lineReclaimGoesOnWithinAnEighthBelowTheBound() {
+        try (CompactMbCache cache = oneLineCache(16, true)) {
+            for (int key = 1; key <= 16; key++) {
+                assertTrue(cache.create(key, key, true));
+            }
+            assertEquals(1, cache.shrink(1), "15: within an eighth of 16");
+            long reclaimedBefore = cache.stats().entriesReclaimed();
+            for (int key = 101; key <= 101 + HOME_SLOTS; key++) {
+                assertTrue(cache.create(key, key, true));
+            }
+            assertTrue(cache.stats().entriesReclaimed() > reclaimedBefore, "creates into the full line reclaimed in it");
+            cache.checkChains();
+        }
+    }
+
+    @Test
+    void aRestoreNeverReclaimsInALine() throws Exception {
+        try (CompactMbCache source = oneLineCache(16, false);
+             CompactMbCache target = oneLineCache(16, true)) {
+            assertTrue(source.create(1_000, 1_000, true));
+            ByteArrayOutputStream snapshot = new ByteArrayOutputStream();
+            source.writeSnapshot(snapshot);
+            for (int key = 1; key <= 17; key++) { // the 17th finds the bound: line reclaim on
+                assertTrue(target.create(key, key, true));
+            }
+            assertEquals(1, target.shrink(1), "room for the restore, the count within an eighth of the bound");
+            List<Integer> cachedBefore = new ArrayList<>();
+            for (int key = 1; key <= 17; key++) {
+                if (cached(target, key)) {
+                    cachedBefore.add(key);
+                }
+            }
+            long reclaimedBefore = target.stats().entriesReclaimed();
+            assertEquals(1, target.readSnapshot(new ByteArrayInputStream(snapshot.toByteArray())));
+            for (int key : cachedBefore) {
+                assertTrue(cached(target, key), "what the target cached stays");
+            }
+            assertTrue(cached(target, 1_000));
+            assertEquals(reclaimedBefore, target.stats().entriesReclaimed());
+        }
+    }
+}
