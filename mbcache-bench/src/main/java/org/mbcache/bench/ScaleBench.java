@@ -35,7 +35,8 @@ import org.mbcache.DedupCache;
  * row says otherwise:
  * <ul>
  *   <li>{@code B/entry}: the heap retained per entry after a full collection (index and slack
- *       included);</li>
+ *       included); {@code churnedB/entry} the same after the churn rows (and the GC line), over
+ *       {@code n} again: what a full structure keeps once creates at the bound have run;</li>
  *   <li>{@code hit}, {@code miss}: a lookup of a present or absent key, released (the caches:
  *       {@code findFirst}+{@code release}; {@code compact}: the primitive handles; the maps:
  *       {@code get});</li>
@@ -264,7 +265,7 @@ public final class ScaleBench {
      */
     static String table(List<Map<String, String>> rows) {
         StringBuilder out = new StringBuilder();
-        String[] columns = {"backend", "n", "B/entry", "hit", "batch-hit", "miss", "dup", "churn", "hit2t", "miss2t", "hitB/op",
+        String[] columns = {"backend", "n", "B/entry", "churnedB/entry", "hit", "batch-hit", "miss", "dup", "churn", "hit2t", "miss2t", "hitB/op",
                 "batch-hitB/op", "missB/op", "dupB/op", "churnB/op", "gcPauses", "gcTotalMs", "gcMaxMs", "otherCpuMs",
                 "runGcPauses", "runGcMaxMs"};
         out.append("| ").append(String.join(" | ", columns)).append(" |\n");
@@ -762,6 +763,7 @@ public final class ScaleBench {
             if (gcLine) {
                 gcLine(row, subject, next, n);
             }
+            row.put("churnedB/entry", format((usedAfterGc() - before) / (double) n));
             run.close();
             row.put("runGcPauses", Long.toString(run.pauses()));
             row.put("runGcMaxMs", Long.toString(run.maxMs()));
