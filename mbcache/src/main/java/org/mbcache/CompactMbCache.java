@@ -198,6 +198,7 @@ public final class CompactMbCache extends KernelPortCache {
         long poolSlots = Math.max(MIN_POOL_SLOTS, Math.min(CompactTable.MAX_POOL_SLOTS, 4 * Math.min(maxEntries, 1L << 30)));
         this.table = new CompactTable((int) buckets, poolSlots, KeyedIndex.seed(options.hashSeed()));
         this.lineReclaim = lineReclaim;
+        table.dropsChainArrays = lineReclaim;
         this.lineReclaimLowWater = maxEntries - maxEntries / 8;
         this.reclaimLock = books.lock;
         this.clock = new CompactClock(table);

@@ -83,9 +83,11 @@ import org.mbcache.internal.HashedWaitQueues;
  * line, in the order list's order. Otherwise it walks the array. A create takes a free home slot
  * of its bucket when there is one (a slot not in the order list, free and not resting,
  * {@link #freeHomeSlot}), else a pool slot. A bucket's array is allocated when its chain first
- * overflows, and kept until close (a chain going in and out of the pool does not allocate each
- * time), grown by copying. Entries never move: a slot is its entry's place for the entry's life,
- * so handles stay valid.
+ * overflows, grown by copying, and kept until close (a chain going in and out of the pool does
+ * not allocate each time), or, in a table that {@link #dropsChainArrays} (one whose cache reclaims
+ * in lines, where a full cache's chains rarely overflow), dropped once its last pool entry has left
+ * ({@link #dropUnusedChainArray}: after a reclaim pass's or a delete's removal, not a create's).
+ * Entries never move: a slot is its entry's place for the entry's life, so handles stay valid.
  *
  * <h2>The keyed index</h2>
  * {@link KeyedIndex}'s: {@code h = a * p + b mod 2^64}, {@code p} the key premixed with a secret,
@@ -146,10 +148,7 @@ final class CompactTable {
     static final int MAX_BUCKETS = 1 << 26;
     /** The most pool slots a table has. */
     static final long MAX_POOL_SLOTS = 1L << 30;
-    /**
-     * Bytes a bucket takes with the table: its line (64), its home values (56), its chain array's
-     * reference (4) and its key filter (4).
-     */
+    /** Bytes a bucket takes with the table: line (64), home values (56), chain array reference (4), key filter (4). */
     static final int BUCKET_BYTES = 128;
     /** log2 of the longs a page holds, at most: 256 KiB. */
     private static final int MAX_PAGE_BITS = 15;
@@ -168,10 +167,7 @@ final class CompactTable {
     /** A chain array's first capacity: its header and 10 slots, 64 bytes with the array's header. */
     private static final int FIRST_CHAIN_CAPACITY = 12;
 
-    /**
-     * On a free home slot's word (count zero, where the flag has no other use): the slot is in the
-     * delay ring, and its bucket's creates must not take it yet ({@link #free}).
-     */
+    /** On a free home slot's word (count zero): in the delay ring, not for its bucket's creates yet ({@link #free}). */
     static final int RESTING = REFERENCED;
 
     final int buckets;
@@ -189,14 +185,13 @@ final class CompactTable {
     private final long[][] valuePages;
     /** Per bucket, its overflowed chain, whole ({@link #CHAIN_REFS}), or an array kept from an earlier overflow, or null. */
     private final int[][] chains;
+    /** Whether a chain's array is dropped as its last pool entry leaves: set by the cache's constructor. */
+    boolean dropsChainArrays;
     /** The buckets' key filters. */
     private final CompactKeyFilters keyFilters;
     /** Pool pages allocated under this lock (rare: once per page). */
     private final Object pageLock = new Object();
-    /**
-     * Where {@code waitUnused} waits for a slot's callers to leave, keyed by this table: one queue
-     * (waits are rare; every waiter re-checks its own slot after a wake-up).
-     */
+    /** Where {@code waitUnused} waits, keyed by this table: one queue (waits are rare; each waiter re-checks its slot). */
     final HashedWaitQueues unusedWaiters = new HashedWaitQueues(0);
     /**
      * What {@link #consume} compares the sums of loads-only look-aheads with ({@link #touchLine},
@@ -548,6 +543,13 @@ final class CompactTable {
         }
         setChainBits(b, order, overflowed, poolFilter);
         return slot;
+    }
+
+    /** Drops bucket {@code b}'s array where its chain has no pool entries and the table {@link #dropsChainArrays}. Bit held. */
+    void dropUnusedChainArray(int b) {
+        if (dropsChainArrays && !overflowed(lpHeader(b))) {
+            chains[b] = null; // an optimistic reader that meets null retries
+        }
     }
 
     /**

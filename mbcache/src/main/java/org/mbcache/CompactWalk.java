@@ -311,6 +311,7 @@ final class CompactWalk {
             if (CompactSlots.tryClaim(table, slot, page, at, lvMeta(page, at))) {
                 table.removeAt(bucket, pos);
                 table.free(slot);
+                table.dropUnusedChainArray(bucket);
                 return DELETED;
             }
             return CompactSlots.tryAcquireMatching(table, page, slot, key, value, true);

@@ -135,6 +135,34 @@ class CompactTableChainTest {
     }
 
     @Test
+    void aChainKeepsItsArrayAfterItsLastPoolEntryLeaves() {
+        overflowAndEmptyThePoolOfBucketZero();
+        assertTrue(table.lpChain(0) != null, "kept: the next overflow allocates nothing");
+    }
+
+    @Test
+    void aTableThatDropsChainArraysDropsOneWithoutPoolEntriesWhenAskedTo() {
+        table.dropsChainArrays = true;
+        overflowAndEmptyThePoolOfBucketZero();
+        assertTrue(table.lpChain(0) != null, "not in the critical section that emptied the pool: a create may refill it");
+        table.lock(0);
+        table.dropUnusedChainArray(0);
+        table.unlock(0);
+        assertEquals(null, table.lpChain(0));
+        addPool(0, 101); // overflows again: a new array
+        assertEquals(CompactLine.HOME_SLOTS + 1, chain(0).size());
+    }
+
+    private void overflowAndEmptyThePoolOfBucketZero() {
+        for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
+            addHome(0, key);
+        }
+        addPool(0, 100);
+        remove(0, CompactLine.HOME_SLOTS); // the pool entry, the newest
+        assertFalse(CompactLine.overflowed(header(0)));
+    }
+
+    @Test
     void removalsAtEveryPositionOfMixedChainsKeepTheOthersInOrder() {
         SplittableRandom random = new SplittableRandom(11);
         List<Integer> model = new ArrayList<>();
