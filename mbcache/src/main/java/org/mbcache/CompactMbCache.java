@@ -160,15 +160,8 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     private final CompactTable table;
-    /**
-     * Whether a create at the bound into a full line reclaims in that line
-     * ({@link CompactWalk#reclaimInLine}): tables of {@value #LINE_RECLAIM_MIN_BUCKETS} buckets or more.
-     */
-    private final boolean lineReclaim;
-    /** The count below which line reclaim stops: an eighth below the bound. */
-    private final long lineReclaimLowWater;
-    /** Whether the count reached the bound and has not fallen below the low water since ({@link #lineReclaimBand}). */
-    private boolean lineReclaimActive;
+    /** When a create may reclaim in its line; null (never) in tables below {@value #LINE_RECLAIM_MIN_BUCKETS} buckets. */
+    private final LineReclaimBand lineReclaimBand;
     /** The books' lock. */
     private final ReentrantLock reclaimLock;
 
@@ -197,9 +190,8 @@ public final class CompactMbCache extends KernelPortCache {
         super(options, 64 - Long.numberOfLeadingZeros(buckets - 1), maxEntries, options.chainCap(maxEntries, buckets));
         long poolSlots = Math.max(MIN_POOL_SLOTS, Math.min(CompactTable.MAX_POOL_SLOTS, 4 * Math.min(maxEntries, 1L << 30)));
         this.table = new CompactTable((int) buckets, poolSlots, KeyedIndex.seed(options.hashSeed()));
-        this.lineReclaim = lineReclaim;
+        this.lineReclaimBand = lineReclaim ? new LineReclaimBand(maxEntries) : null;
         table.dropsChainArrays = lineReclaim;
-        this.lineReclaimLowWater = maxEntries - maxEntries / 8;
         this.reclaimLock = books.lock;
         this.clock = new CompactClock(table);
         books.sweepWith(clock);
@@ -326,7 +318,8 @@ public final class CompactMbCache extends KernelPortCache {
     private boolean createPair(int key, long value, boolean reusable, boolean restore) {
         ensureOpen();
         // A restore's budget keeps it within maxEntries: it must not evict what was cached.
-        boolean reclaimInLine = !restore && lineReclaimBand(backgroundReclaim.beforeCreate());
+        long count = restore ? 0 : backgroundReclaim.beforeCreate();
+        boolean reclaimInLine = !restore && lineReclaimBand != null && lineReclaimBand.allows(count);
         long keyed = table.keyedHash(key);
         int bucket = table.bucketOfHash(keyed);
         // The home values' miss overlaps the line's: the check by pair reads a matching key's value.
@@ -376,25 +369,6 @@ public final class CompactMbCache extends KernelPortCache {
             ChainCapEvent.commitIfEnabled(this, key, (int) (outcome >>> 32), chainCap, reclaimed);
         }
         return true;
-    }
-
-    /**
-     * Whether a create that read {@code count} ({@link BackgroundReclaim#beforeCreate}) may reclaim in
-     * its line: in a table that reclaims in lines, from the create that finds the count at the bound
-     * until one that finds it more than {@link #lineReclaimLowWater} below (the band background
-     * passes keep a full cache in, each freeing {@code maxEntries / 16}). Entered and left by a plain
-     * write of one flag, only when it changes: a hint, racy on purpose (a create that misses a change
-     * takes a pool slot, or reclaims in its line, once more).
-     */
-    private boolean lineReclaimBand(long count) {
-        if (!lineReclaim) {
-            return false;
-        }
-        boolean inBand = count >= maxEntries || (count >= lineReclaimLowWater && lineReclaimActive);
-        if (inBand != lineReclaimActive) {
-            lineReclaimActive = inBand;
-        }
-        return inBand;
     }
 
     /**
