@@ -82,10 +82,11 @@ import org.mbcache.internal.Lifecycle;
  * first, {@link CompactTable#drainDelayRing}), so the key cycles through the free slots only, and
  * the wrap takes 2^16 times their number of frees (65,536 cycles with one free slot: nothing can
  * spread reuse over slots that callers hold). A slot a create's line reclaim refills at once
- * ({@link CompactWalk#reclaimInLine}) skips the ring too, but is refilled only with a key other than
- * its occupant's: each such refill of one slot needs a create of a key the line did not hold, one
- * create in {@code buckets} (at least 2^14) where the seed is unknown, so 2^16 refills take about
- * 2^29 creates of the cache (9 minutes at a million a second), the full ring's figure. A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and
+ * ({@link CompactWalk#reclaimInLine}) skips the ring too, but only one whose generation is even, and
+ * leaves it odd: so each refill in place follows a passage through the ring, and the generation
+ * wraps only after 2^15 passages, about 2^28 frees of the cache with the full ring (line reclaim runs
+ * only in tables of 2^14 buckets up, whose ring is full): 4.5 minutes at a million a second.
+ * A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and
  * keeps its generation: no pair held it.
  * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,
  * StaleHandleVsSlotReuse, DeleteVsClose; RingFreeVsAllocate for the ring) exercise steps 2-4, and

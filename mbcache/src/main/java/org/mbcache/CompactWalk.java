@@ -253,20 +253,22 @@ final class CompactWalk {
     /**
      * A create's line reclaim, run where the cache is at its bound and the bucket's line has no free
      * home slot (the contract, section 4): claims the oldest of the chain's home entries that nobody
-     * holds, is not referenced and has a key other than {@code key}, takes it out of the chain and
+     * holds, is not referenced and whose slot's generation is even, takes it out of the chain and
      * retires its slot ({@link CompactTable#retire}: generation advanced, no delay ring), for the
      * create to refill in the same critical section; a referenced entry met on the way, oldest first,
      * loses its flag and is passed over. The slot, or 0 (nothing changed but flags). Bit held;
      * allocation-free.
      *
-     * <p>Why the key rule: a slot refilled here skips the delay ring, so a key created again and again
-     * with new values would otherwise cycle its line's seven slots, and a kept handle's generation
-     * would wrap within 2^16 x 7 creates. A refill here changes the slot's key, so it needs a create
-     * of some other key that lands in this line, one create in {@code buckets} where the keyed index's
-     * seed is unknown: a slot is refilled in place at most about twice per {@code buckets} creates of
-     * the cache.
+     * <p>Why the even generation: a slot refilled here skips the delay ring, and nothing else would
+     * stop two keys created in turn in one line (they need no seed to collide: among a few hundred
+     * hot keys, two share a bucket) from refilling its seven slots once every seven creates, wrapping
+     * a kept handle's 16-bit generation within 2^16 x 7 creates. A refill here leaves the generation
+     * odd, and only a free through the ring ({@link CompactTable#free}) advances a slot's generation
+     * otherwise: so each refill in place follows a passage through the ring, the generation advances
+     * at most twice per passage, and it wraps only after 2^15 passages, each about a ring's length of
+     * frees of the cache.
      */
-    static int reclaimInLine(CompactTable table, int bucket, int key) {
+    static int reclaimInLine(CompactTable table, int bucket) {
         for (int pos = 0, length = table.length(bucket); pos < length; pos++) {
             int slot = table.refAt(bucket, pos);
             if (!CompactLine.isHomeOf(bucket, slot)) {
@@ -275,7 +277,7 @@ final class CompactWalk {
             long[] page = table.metaPage(slot);
             int at = table.metaIndex(slot);
             long meta = lvMeta(page, at);
-            if (keyOf(meta) == key) {
+            if ((generation(meta) & 1) != 0) {
                 continue;
             }
             if ((meta & REFERENCED) != 0) {

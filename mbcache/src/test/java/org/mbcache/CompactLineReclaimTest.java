@@ -123,17 +123,57 @@ class CompactLineReclaimTest {
     }
 
     @Test
-    void aLineOfTheNewPairsKeyGoesToThePoolInstead() {
-        try (CompactMbCache cache = oneLineCache(HOME_SLOTS, true)) {
-            for (int value = 1; value <= HOME_SLOTS; value++) {
-                assertTrue(cache.create(5, value, true));
+    void aSlotRefilledInPlaceIsNotRefilledInPlaceAgainBeforeItPassesThroughTheRing() {
+        try (CompactMbCache cache = fullLineAtTheBound()) {
+            for (int key = 101; key <= 100 + HOME_SLOTS; key++) {
+                assertTrue(cache.create(key, key, true));
             }
-            assertTrue(cache.create(5, 100, true));
-            assertEquals(HOME_SLOTS + 1, cache.size(), "nothing reclaimed: every line entry has the new pair's key");
-            long created = cache.getHandle(5, 100);
+            assertEquals(HOME_SLOTS, cache.stats().entriesReclaimed(), "every slot of the line refilled once");
+            assertTrue(cache.create(200, 200, true));
+            assertEquals(HOME_SLOTS + 1, cache.size(), "no slot left to refill: the pool");
+            long created = cache.findFirstHandle(200);
             assertTrue(slotOf(created) >= FIRST_POOL_INDEX, "a pool slot");
             cache.release(created);
             cache.checkChains();
+        }
+    }
+
+    @Test
+    void twoKeysCreatedInTurnInOneLineDoNotWrapAReleasedHandle() {
+        // A cache sized as users size it, line reclaim on by default; two keys that share a bucket.
+        try (CompactMbCache cache = CompactMbCache.builder().maxEntries(100_000).hashSeed(1).executor(Runnable::run)
+                .memoryPressureReclaim(false).build()) {
+            int first = 7;
+            int second = 8;
+            while (cache.bucketOf(second) != cache.bucketOf(first)) {
+                second++;
+            }
+            for (int key = 1_000_000; key < 1_200_000; key++) { // at the bound
+                cache.create(key, key, true);
+            }
+            assertTrue(cache.create(first, -1, true));
+            long released = cache.getHandle(first, -1);
+            cache.release(released);
+            boolean wentStale = false;
+            // Past the 229,376 rounds (7 x 2^16 creates) in which refills in place alone wrapped the line's slots.
+            for (long value = 0; value < 300_000; value++) {
+                cache.create(first, value, true);
+                cache.create(second, value, true);
+                boolean stale = isStale(cache, released);
+                assertFalse(wentStale && !stale, () -> "a released handle of a pair that left reads the pair "
+                        + cache.key(released) + "/" + cache.value(released));
+                wentStale |= stale;
+            }
+            assertTrue(wentStale, "its pair left the cache");
+        }
+    }
+
+    private static boolean isStale(CompactMbCache cache, long released) {
+        try {
+            cache.key(released);
+            return false;
+        } catch (IllegalStateException stale) {
+            return true;
         }
     }
 
