@@ -135,7 +135,6 @@ final class CompactClock implements ReclaimBooks.Sweep {
             }
             table.removeAt(bucket, pos);
             table.free(slot); // under the bit: a create in the bucket never sees the slot out of the chain unfreed
-            table.dropUnusedChainArray(bucket);
         } finally {
             table.unlock(bucket);
         }

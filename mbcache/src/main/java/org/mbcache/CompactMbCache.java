@@ -191,7 +191,6 @@ public final class CompactMbCache extends KernelPortCache {
         long poolSlots = Math.max(MIN_POOL_SLOTS, Math.min(CompactTable.MAX_POOL_SLOTS, 4 * Math.min(maxEntries, 1L << 30)));
         this.table = new CompactTable((int) buckets, poolSlots, KeyedIndex.seed(options.hashSeed()));
         this.lineReclaimBand = lineReclaim ? new LineReclaimBand(maxEntries) : null;
-        table.dropsChainArrays = lineReclaim;
         this.reclaimLock = books.lock;
         this.clock = new CompactClock(table);
         books.sweepWith(clock);

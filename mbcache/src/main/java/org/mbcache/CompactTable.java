@@ -83,11 +83,9 @@ import org.mbcache.internal.HashedWaitQueues;
  * line, in the order list's order. Otherwise it walks the array. A create takes a free home slot
  * of its bucket when there is one (a slot not in the order list, free and not resting,
  * {@link #freeHomeSlot}), else a pool slot. A bucket's array is allocated when its chain first
- * overflows, grown by copying, and kept until close (a chain going in and out of the pool does
- * not allocate each time), or, in a table that {@link #dropsChainArrays} (one whose cache reclaims
- * in lines, where a full cache's chains rarely overflow), dropped once its last pool entry has left
- * ({@link #dropUnusedChainArray}: after a reclaim pass's or a delete's removal, not a create's).
- * Entries never move: a slot is its entry's place for the entry's life, so handles stay valid.
+ * overflows, and kept until close (a chain going in and out of the pool does not allocate each
+ * time), grown by copying. Entries never move: a slot is its entry's place for the entry's life,
+ * so handles stay valid.
  *
  * <h2>The keyed index</h2>
  * {@link KeyedIndex}'s: {@code h = a * p + b mod 2^64}, {@code p} the key premixed with a secret,
@@ -185,8 +183,6 @@ final class CompactTable {
     private final long[][] valuePages;
     /** Per bucket, its overflowed chain, whole ({@link #CHAIN_REFS}), or an array kept from an earlier overflow, or null. */
     private final int[][] chains;
-    /** Whether a chain's array is dropped as its last pool entry leaves: set by the cache's constructor. */
-    boolean dropsChainArrays;
     /** The buckets' key filters. */
     private final CompactKeyFilters keyFilters;
     /** Pool pages allocated under this lock (rare: once per page). */
@@ -543,13 +539,6 @@ final class CompactTable {
         }
         setChainBits(b, order, overflowed, poolFilter);
         return slot;
-    }
-
-    /** Drops bucket {@code b}'s array where its chain has no pool entries and the table {@link #dropsChainArrays}. Bit held. */
-    void dropUnusedChainArray(int b) {
-        if (dropsChainArrays && !overflowed(lpHeader(b))) {
-            chains[b] = null; // an optimistic reader that meets null retries
-        }
     }
 
     /**

@@ -313,7 +313,6 @@ final class CompactWalk {
             if (CompactSlots.tryClaim(table, slot, page, at, lvMeta(page, at))) {
                 table.removeAt(bucket, pos);
                 table.free(slot);
-                table.dropUnusedChainArray(bucket);
                 return DELETED;
             }
             return CompactSlots.tryAcquireMatching(table, page, slot, key, value, true);

@@ -140,19 +140,6 @@ class CompactTableChainTest {
         assertTrue(table.lpChain(0) != null, "kept: the next overflow allocates nothing");
     }
 
-    @Test
-    void aTableThatDropsChainArraysDropsOneWithoutPoolEntriesWhenAskedTo() {
-        table.dropsChainArrays = true;
-        overflowAndEmptyThePoolOfBucketZero();
-        assertTrue(table.lpChain(0) != null, "not in the critical section that emptied the pool: a create may refill it");
-        table.lock(0);
-        table.dropUnusedChainArray(0);
-        table.unlock(0);
-        assertEquals(null, table.lpChain(0));
-        addPool(0, 101); // overflows again: a new array
-        assertEquals(CompactLine.HOME_SLOTS + 1, chain(0).size());
-    }
-
     private void overflowAndEmptyThePoolOfBucketZero() {
         for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
             addHome(0, key);
