@@ -15,8 +15,9 @@ import org.mbcache.LineReclaimCaches;
  * dropped. The line is filled with seven pairs of seven keys, V ({@code KEY}, {@code VALUE}) the
  * oldest, so the cache is at its bound with a full line: the next create of another key, N
  * ({@code OTHER_KEY}, {@code OTHER_VALUE}), reclaims the line's oldest entry that nobody holds and
- * that is not referenced (V, unless somebody holds it; else the second oldest) and refills its slot
- * with N in the same critical section, without a pool slot and without the delay ring.
+ * that is not referenced (V, unless somebody holds it; else the second oldest; every slot is fresh,
+ * its generation even, so may be refilled) and refills its slot with N in the same critical section,
+ * without a pool slot and without the delay ring.
  */
 abstract class LineReclaimRace extends CacheRace {
     /** The line's home slots: the bound, and the pairs of the full line. */
