@@ -414,8 +414,8 @@ public final class CompactMbCache extends KernelPortCache {
      * reclaimed in the lower 32), with {@link #POOL_SLOT_USED} where the pair went into
      * {@code poolSlot} and {@link #LINE_RECLAIMED} where it went into a slot its line reclaim freed.
      * A free home slot of the bucket is taken first; with {@code reclaimInLine} (the cache at its
-     * bound, and no pool slot given: a retry after that reclaim found nothing), then a slot of the
-     * line reclaimed ({@link CompactWalk#reclaimInLine}). A restore's
+     * bound, and no pool slot given: a retry after that reclaim found nothing), where the line holds
+     * seven entries, then a slot of the line reclaimed ({@link CompactWalk#reclaimInLine}). A restore's
      * ({@code restore}) reclaims nothing for the cap: at the cap it answers {@link #CHAIN_FULL} and
      * hashes nothing. Allocates (a chain array) before it changes anything. {@code keyed} is the
      * key's {@link CompactTable#keyedHash}.
@@ -436,7 +436,9 @@ public final class CompactMbCache extends KernelPortCache {
             }
             int slot = table.freeHomeSlot(bucket);
             int lineReclaimed = 0;
-            if (slot == 0 && reclaimInLine && poolSlot == 0 && (slot = CompactWalk.reclaimInLine(table, bucket)) != 0) {
+            // Only a line of seven live entries: one with resting slots gets them back from the ring.
+            if (slot == 0 && reclaimInLine && poolSlot == 0 && table.lineFull(bucket)
+                    && (slot = CompactWalk.reclaimInLine(table, bucket)) != 0) {
                 lineReclaimed = 1;
                 length--;
             }

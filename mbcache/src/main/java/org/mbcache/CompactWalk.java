@@ -251,8 +251,8 @@ final class CompactWalk {
     }
 
     /**
-     * A create's line reclaim, run where the cache is at its bound and the bucket's line has no free
-     * home slot (the contract, section 4): claims the oldest of the chain's home entries that nobody
+     * A create's line reclaim, run where the cache is at its bound and the bucket's line holds seven
+     * entries (the contract, section 4): claims the oldest of the chain's home entries that nobody
      * holds, is not referenced and whose slot's generation is even, takes it out of the chain and
      * retires its slot ({@link CompactTable#retire}: generation advanced, no delay ring), for the
      * create to refill in the same critical section; a referenced entry met on the way, oldest first,

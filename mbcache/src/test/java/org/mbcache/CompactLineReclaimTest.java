@@ -178,6 +178,21 @@ class CompactLineReclaimTest {
     }
 
     @Test
+    void aLineWithASlotRestingInTheDelayRingIsNotFullAndOverflowsIntoThePool() {
+        try (CompactMbCache cache = oneLineCache(16, true)) {
+            for (int key = 1; key <= 17; key++) { // the 17th finds the bound and reclaims key 1 in the line
+                assertTrue(cache.create(key, key, true));
+            }
+            assertEquals(1, cache.stats().entriesReclaimed());
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(2, 2), "a home slot freed: resting");
+            assertTrue(cache.create(100, 100, true));
+            assertEquals(1, cache.stats().entriesReclaimed(), "six entries and a resting slot: nothing reclaimed");
+            assertEquals(16, cache.size());
+            cache.checkChains();
+        }
+    }
+
+    @Test
     void belowTheBoundAFullLineOverflowsIntoThePool() {
         try (CompactMbCache cache = oneLineCache(2 * HOME_SLOTS, true)) {
             for (int key = 1; key <= HOME_SLOTS + 1; key++) {
@@ -220,10 +235,11 @@ class CompactLineReclaimTest {
     @Test
     void lineReclaimGoesOnWithinAnEighthBelowTheBound() {
         try (CompactMbCache cache = oneLineCache(16, true)) {
-            for (int key = 1; key <= 16; key++) {
+            for (int key = 1; key <= 17; key++) { // seven in the line, nine in the pool; the 17th finds the bound
                 assertTrue(cache.create(key, key, true));
             }
-            assertEquals(1, cache.shrink(1), "15: within an eighth of 16");
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(16, 16), "a pool entry: the line stays full");
+            assertEquals(15, cache.size(), "within an eighth of 16");
             long reclaimedBefore = cache.stats().entriesReclaimed();
             for (int key = 101; key <= 101 + HOME_SLOTS; key++) {
                 assertTrue(cache.create(key, key, true));
