@@ -136,9 +136,10 @@ public final class CompactMbCache extends KernelPortCache {
      */
     static final int SIZED_ENTRIES_PER_BUCKET = 6;
     /**
-     * The fewest buckets with which a create at the bound reclaims in its line: below, a slot
-     * refilled in place would cycle too fast for its handles' 16-bit generation (see
-     * {@link CompactWalk#reclaimInLine}), and the pool is small enough to stay in the processor's caches.
+     * The fewest buckets with which a create at the bound reclaims in its line: below, the delay
+     * ring may be shorter than its full 8,192 places, so a slot refilled in place would wrap its
+     * handles' 16-bit generation sooner (see {@link CompactWalk#reclaimInLine}), and the pool is small
+     * enough to stay in the processor's caches.
      */
     static final int LINE_RECLAIM_MIN_BUCKETS = 1 << 14;
 
