@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * {@link CompactMbCache}'s line reclaim: once the cache is at its bound, a create whose bucket's
- * line is full reclaims the line's oldest entry nobody holds, second chance and key rule applied,
- * and refills its slot, instead of taking a pool slot. One bucket (every key in it), seven home
+ * line is full reclaims the line's oldest entry nobody holds (second chance and the even-generation
+ * rule applied) and refills its slot, instead of taking a pool slot. One bucket (every key in it), seven home
  * slots, line reclaim forced on (a table this small has it off), background passes never run (an
  * executor that drops them), so the count stays where the creates put it.
  */
