@@ -437,9 +437,7 @@ public final class CompactMbCache extends KernelPortCache {
             }
             int slot = table.freeHomeSlot(bucket);
             int lineReclaimed = 0;
-            // Only a line of seven live entries: one with resting slots gets them back from the ring.
-            if (slot == 0 && reclaimInLine && poolSlot == 0 && table.lineFull(bucket)
-                    && (slot = CompactWalk.reclaimInLine(table, bucket)) != 0) {
+            if (slot == 0 && reclaimInLine && poolSlot == 0 && (slot = CompactWalk.reclaimInLine(table, bucket)) != 0) {
                 lineReclaimed = 1;
                 length--;
             }

@@ -692,7 +692,7 @@ final class CompactTable {
         return page[first & pageMask] + last[(first + HOME_SLOTS - 1) & pageMask];
     }
 
-    /** Whether bucket {@code b}'s order list names all seven home slots (a racy read: a hint). */
+    /** Whether bucket {@code b}'s order list names all seven home slots: exact with the bit held, a hint without. */
     boolean lineFull(int b) {
         return lineLength(orderOf(laVersion(b))) == HOME_SLOTS;
     }

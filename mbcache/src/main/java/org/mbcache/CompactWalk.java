@@ -251,12 +251,13 @@ final class CompactWalk {
     }
 
     /**
-     * A create's line reclaim, run where the cache is at its bound and the bucket's line holds seven
-     * entries (the contract, section 4): claims the oldest of the chain's home entries that nobody
+     * A create's line reclaim, run where the cache is at its bound and the bucket has no free home
+     * slot (the contract, section 4): where its line holds seven entries, claims the oldest of the chain's home entries that nobody
      * holds, is not referenced and whose slot's generation is even, takes it out of the chain and
      * retires its slot ({@link CompactTable#retire}: generation advanced, no delay ring), for the
      * create to refill in the same critical section; a referenced entry met on the way, oldest first,
-     * loses its flag and is passed over. The slot, or 0 (nothing changed but flags). Bit held;
+     * loses its flag and is passed over. The slot, or 0 (nothing changed but flags; nothing at all
+     * where the line is not full). Bit held;
      * allocation-free.
      *
      * <p>Why the even generation: a slot refilled here skips the delay ring, and nothing else would
@@ -269,6 +270,9 @@ final class CompactWalk {
      * frees of the cache.
      */
     static int reclaimInLine(CompactTable table, int bucket) {
+        if (!table.lineFull(bucket)) {
+            return 0; // a line with a slot resting in the delay ring gets it back: no entry need go
+        }
         for (int pos = 0, length = table.length(bucket); pos < length; pos++) {
             int slot = table.refAt(bucket, pos);
             if (!CompactLine.isHomeOf(bucket, slot)) {

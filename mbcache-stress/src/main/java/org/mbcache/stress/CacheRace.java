@@ -1,6 +1,7 @@
 package org.mbcache.stress;
 
 import org.mbcache.CacheEntry;
+import org.mbcache.CompactMbCache;
 import org.mbcache.DedupCache;
 import org.mbcache.HotEntries;
 import org.mbcache.testing.Backend;
@@ -24,6 +25,19 @@ abstract class CacheRace {
      */
     static {
         MemoryPressureSignal.silence();
+    }
+
+    /**
+     * Releases a compact cache's handle; {@code false} if the cache refused it (no reference of the
+     * handle's pair to give back: stale, or already released).
+     */
+    static boolean releaseAccepted(CompactMbCache compact, long handle) {
+        try {
+            compact.release(handle);
+            return true;
+        } catch (IllegalStateException refused) {
+            return false;
+        }
     }
 
     /** The cache under test; JCStress builds a new one for every trial. */

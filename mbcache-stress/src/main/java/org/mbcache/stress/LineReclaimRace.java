@@ -132,11 +132,6 @@ abstract class LineReclaimRace extends CacheRace {
 
     /** Releases a handle; {@code false} if the cache refused (no reference of the handle's pair to give back). */
     boolean accepted(long handle) {
-        try {
-            compact.release(handle);
-            return true;
-        } catch (IllegalStateException refused) {
-            return false;
-        }
+        return releaseAccepted(compact, handle);
     }
 }

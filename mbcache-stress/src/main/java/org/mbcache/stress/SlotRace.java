@@ -59,11 +59,6 @@ abstract class SlotRace extends CacheRace {
 
     /** Releases a handle; {@code false} if the cache refused (the reference was lost). */
     boolean accepted(long handle) {
-        try {
-            compact.release(handle);
-            return true;
-        } catch (IllegalStateException refused) {
-            return false;
-        }
+        return releaseAccepted(compact, handle);
     }
 }
