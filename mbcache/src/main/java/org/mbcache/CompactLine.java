@@ -86,6 +86,29 @@ final class CompactLine {
         throw new AssertionError("position " + position + " is not in order list " + Integer.toOctalString(order));
     }
 
+    /**
+     * The line positions whose home slot's meta word, in the line at {@code base} of {@code page},
+     * holds {@code key} (bit {@code 1 << position}, positions 1-7), live or not. Seven plain loads
+     * at addresses known from the bucket alone: they go out with the header's, none waits for
+     * another or for the order list, and no branch on a loaded word stands between them, so a
+     * lookup waits for one memory latency (a word loaded at the order list's position would wait
+     * for the header first, and a compare per word would be a branch the processor mispredicts
+     * while the line is still in flight). Plain loads, as {@link java.util.concurrent.locks.StampedLock}'s optimistic reads are:
+     * the caller reads them after its acquire load of the header and validates the version after
+     * them ({@link BucketLockWord#validate}), or holds the bucket's bit; a stale word only makes it
+     * skip or try a slot whose own CAS then decides.
+     */
+    static int keyPositions(long[] page, int base, int key) {
+        return matchAt(page[base + 1], key, 1) | matchAt(page[base + 2], key, 2) | matchAt(page[base + 3], key, 3)
+                | matchAt(page[base + 4], key, 4) | matchAt(page[base + 5], key, 5) | matchAt(page[base + 6], key, 6)
+                | matchAt(page[base + 7], key, 7);
+    }
+
+    /** {@code 1 << position} if the meta word holds {@code key}, else 0. */
+    private static int matchAt(long meta, int key, int position) {
+        return (CompactSlots.keyOf(meta) == key ? 1 : 0) << position;
+    }
+
     /** The home slot at line position {@code position} (1-7) of bucket {@code b}. */
     static int homeSlot(int b, int position) {
         return b << 3 | position;

@@ -121,8 +121,9 @@ final class CompactWalk {
 
     /**
      * {@link #tryFind}'s walk of the line: the order list of {@code head}, newest first, from below
-     * {@code afterSlot} where that is in it; the first match (a handle; {@link #CONTAINED} without
-     * {@code acquire}) or {@link CompactMbCache#NO_ENTRY}, not validated.
+     * {@code afterSlot} where that is in it, over the positions whose word holds the key
+     * ({@link CompactLine#keyPositions}, all seven loaded at once); the first match (a handle;
+     * {@link #CONTAINED} without {@code acquire}) or {@link CompactMbCache#NO_ENTRY}, not validated.
      */
     private static long walkLine(CompactTable table, int bucket, long head, int key, long value, boolean byPair,
                                  int afterSlot, boolean acquire) {
@@ -136,10 +137,13 @@ final class CompactWalk {
             }
         }
         long[] page = table.linePage(bucket);
-        int base = table.lineBase(bucket);
+        int keyPositions = CompactLine.keyPositions(page, table.lineBase(bucket), key);
+        if (keyPositions == 0) {
+            return NO_ENTRY;
+        }
         for (; order != 0; order >>>= 3) {
             int position = order & 7;
-            if (keyOf(lvMeta(page, base + position)) != key) {
+            if ((keyPositions & 1 << position) == 0) {
                 continue; // the key compared in place: the slot's CAS loop only for a candidate
             }
             long handle = tryMatch(table, page, CompactLine.homeSlot(bucket, position), key, value, byPair, acquire);

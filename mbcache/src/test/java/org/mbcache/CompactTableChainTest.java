@@ -307,6 +307,21 @@ class CompactTableChainTest {
         assertEquals(7, CompactLine.lineLength(CompactLine.ORDER_MASK));
     }
 
+    @Test
+    void aLinesKeyPositionsNameEveryHomeSlotWhoseWordHoldsTheKeyAndNeverTheHeader() {
+        long[] page = new long[16];
+        int base = 8; // the second line of the page
+        int key = 0x1234_5678;
+        page[base] = (long) key << 32; // a header whose upper half equals the key is not a slot
+        page[base + 2] = CompactSlots.liveMeta(key, 3, true);
+        page[base + 5] = CompactSlots.liveMeta(key + 1, 0, true);
+        page[base + 7] = (long) key << 32; // a free word keeps its key and counts here: the walk's CAS decides
+        assertEquals(1 << 2 | 1 << 7, CompactLine.keyPositions(page, base, key));
+        assertEquals(1 << 5, CompactLine.keyPositions(page, base, key + 1));
+        assertEquals(0, CompactLine.keyPositions(page, base, key + 2));
+        assertEquals(0, CompactLine.keyPositions(page, 0, key), "another line's words are not read");
+    }
+
     private int freeHome(int b) {
         table.lock(b);
         try {
