@@ -33,13 +33,18 @@ import org.mbcache.internal.Lifecycle;
  * <p><b>Why batching.</b> Once the table is out of the processor caches, a hit costs its line's
  * miss, and the locked instructions of the reference count wait for the loads before them, so one
  * lookup's miss cannot overlap the next one's as a plain map's {@code get}s do. Here the keys go in
- * groups of {@value #GROUP}: first every key of the group is hashed and its bucket's line loaded
- * ({@link CompactTable#touchLine}: independent plain loads, issued back to back, so the processor
- * has them all in flight at once; the sums go to {@link CompactTable#consume}, so the compiler
- * keeps the loads). Then each key is walked as by {@code findFirstHandle} (the optimistic walk of
- * {@link CompactWalk#find}, validated as always: the touched values mean nothing and are not
- * used), finding its line in the cache: a hit on a home slot needs nothing else. A group is small
- * enough that its lines are still in the L1 cache when it is walked.
+ * groups of {@value #GROUP}, and each group's misses are started before any of its keys is walked,
+ * in two rounds of independent plain loads, issued back to back so that the processor has them all
+ * in flight at once: every key's bucket's key filter, line and chain array
+ * ({@link CompactTable#touchLine}; by pair, the line's values too), then, those arrived, the meta
+ * words of the pool entries of each chain whose line says the key may be among them
+ * ({@link CompactTable#touchPoolEntries}). (A look-ahead that slid over the batch, touching a key
+ * some keys before its walk, would gain nothing: a locked instruction waits for every load before
+ * it, so each walk's reference CAS would wait for the touch issued just before it.) The sums go to
+ * {@link CompactTable#consume}, so that the compiler keeps the loads. Then each key is walked as by
+ * {@code findFirstHandle} (the optimistic walk of {@link CompactWalk#find}, validated as always:
+ * the touched values mean nothing and are not used), finding what it reads in the cache. A group is
+ * small enough that its lines are still in the L1 cache when it is walked.
  *
  * <p><b>Allocation-free.</b> No object, array or lambda per call or per key: the caller's arrays
  * are the only storage, and the failure path releases and fills in place.
@@ -94,7 +99,7 @@ final class CompactBatchLookup {
         try {
             while (done < keys.length) {
                 int end = Math.min(keys.length, done + GROUP);
-                table.consume(touch(table, keys, done, end));
+                table.consume(touch(table, keys, done, end, values != null));
                 for (; done < end; done++) {
                     long handle = values == null ? cache.findFirstHandle(keys[done])
                             : cache.getHandle(keys[done], values[done]);
@@ -111,16 +116,36 @@ final class CompactBatchLookup {
     }
 
     /**
-     * The sum of {@link CompactTable#touchLine} over the buckets of {@code keys[from, to)}: a
-     * key's line holds the meta words its walk compares and CASes, so these independent loads are
-     * all the misses a hit in a home slot has, and they overlap.
+     * The sum of the two rounds of look-ahead over the keys of {@code keys[from, to)} (see the class
+     * comment): their buckets' lines, then their chains' pool entries. A key's line holds the meta
+     * words its walk compares and CASes, so the first round is all the misses a hit in a home slot
+     * has; the second, the rest of a hit in a pool slot's.
      */
-    private static long touch(CompactTable table, int[] keys, int from, int to) {
+    private static long touch(CompactTable table, int[] keys, int from, int to, boolean byPair) {
         long sum = 0;
         for (int i = from; i < to; i++) {
-            sum += table.touchLine(table.bucketOf(keys[i]));
+            sum += touchBucket(table, keys[i], byPair);
+        }
+        for (int i = from; i < to; i++) {
+            sum += touchPoolEntries(table, keys[i]);
         }
         return sum;
+    }
+
+    /**
+     * {@link CompactTable#touchLine} of {@code key}'s bucket, and by pair its
+     * {@link CompactTable#touchHomeValues} too: a pair's walk compares the values of the line's
+     * entries of the key.
+     */
+    private static long touchBucket(CompactTable table, int key, boolean byPair) {
+        int bucket = table.bucketOf(key);
+        return table.touchLine(bucket) + (byPair ? table.touchHomeValues(bucket) : 0);
+    }
+
+    /** {@link CompactTable#touchPoolEntries} for {@code key}'s bucket and filter mix. */
+    private static long touchPoolEntries(CompactTable table, int key) {
+        long keyed = table.keyedHash(key);
+        return table.touchPoolEntries(table.bucketOfHash(keyed), table.filterMixOfHash(keyed));
     }
 
     /**

@@ -50,6 +50,11 @@ final class CompactKeyFilters {
         return ((int) INTS.getAcquire(pages[b >>> pageBits], b & pageMask) & bits) == bits;
     }
 
+    /** Loads, and only loads, bucket {@code b}'s filter (plain, racy: for {@link CompactTable#touchLine}'s look-ahead). */
+    int touch(int b) {
+        return pages[b >>> pageBits][b & pageMask];
+    }
+
     /** Adds a key's bits to bucket {@code b}'s filter (release). Bucket bit held. */
     void add(int b, int mix) {
         int[] page = pages[b >>> pageBits];

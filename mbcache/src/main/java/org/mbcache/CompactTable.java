@@ -663,8 +663,8 @@ final class CompactTable {
 
     /**
      * Loads, and only loads, what a lookup or a critical section on bucket {@code b} reads first:
-     * its line (its first and last long: the line spans one or two cache lines) and, if the bucket
-     * has a chain array, the array's first line after its element of {@code chains}. Loaded before
+     * its key filter, its line (its first and last long: the line spans one or two cache lines) and,
+     * if the bucket has a chain array, the array's first line after its element of {@code chains}. Loaded before
      * a lock CAS, or for a batch of keys before any is walked, these misses overlap one another.
      * Plain racy loads whose values mean nothing (an array replaced meanwhile is as good as any).
      * Never faults.
@@ -675,7 +675,37 @@ final class CompactTable {
         long[] page = linePage(b);
         int base = lineBase(b);
         int[] chain = chains[b];
-        return page[base] + page[base + LINE_LONGS - 1] + (chain == null ? 0 : chain[0]);
+        return keyFilters.touch(b) + page[base] + page[base + LINE_LONGS - 1] + (chain == null ? 0 : chain[0]);
+    }
+
+    /**
+     * Loads, and only loads, the meta words of the pool entries of bucket {@code b}'s chain, where
+     * the line (read plainly) says the chain has pool entries and its pool filter lets a key of this
+     * {@link #filterMix} through: what a lookup of that key reads after the line and the chain
+     * array. For a batch of lookups, a step after {@link #touchLine} of the same bucket (whose misses
+     * it would otherwise wait for). Plain racy loads as {@link #touchLine}'s: a reference is followed
+     * only below the array's own length, into a pool slot below {@link #end} whose page is there.
+     * Never faults.
+     *
+     * @return a sum of the words loaded, to be consumed by the caller
+     */
+    long touchPoolEntries(int b, int mix) {
+        long head = linePage(b)[lineBase(b)];
+        int[] chain = chains[b];
+        if (!overflowed(head) || !CompactLine.poolMayHold(head, mix) || chain == null) {
+            return 0;
+        }
+        int length = Math.min(chain[CHAIN_LENGTH], chain.length - CHAIN_REFS);
+        int end = nextSlot;
+        long sum = 0;
+        for (int pos = 0; pos < length; pos++) {
+            int slot = chain[CHAIN_REFS + pos];
+            if (slot >= homeSlots && slot < end && isSlot(slot)) {
+                long[] page = metaPages[slot >>> pageBits];
+                sum += page == null ? 0 : page[slot & pageMask];
+            }
+        }
+        return sum;
     }
 
     /**

@@ -322,6 +322,47 @@ class CompactTableChainTest {
         assertEquals(0, CompactLine.keyPositions(page, 0, key), "another line's words are not read");
     }
 
+    @Test
+    void aPoolLookAheadLoadsThePoolEntriesOfAChainWhosePoolFilterLetsTheKeyThroughAndNothingElse() {
+        for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
+            addHome(2, key);
+        }
+        int pooled = 100;
+        int other = pooled + 1;
+        while (CompactLine.poolFilterBit(table.filterMix(other)) == CompactLine.poolFilterBit(table.filterMix(pooled))) {
+            other++;
+        }
+        assertEquals(0, table.touchPoolEntries(2, table.filterMix(pooled)), "no pool entry yet");
+        int pool = addPool(2, pooled);
+        long poolMeta = CompactSlots.lvMeta(table.metaPage(pool), table.metaIndex(pool));
+        assertEquals(poolMeta, table.touchPoolEntries(2, table.filterMix(pooled)));
+        assertEquals(0, table.touchPoolEntries(2, table.filterMix(other)), "the pool filter turns the key away");
+        assertEquals(0, table.touchPoolEntries(3, table.filterMix(pooled)), "another bucket has no pool entries");
+    }
+
+    @Test
+    void aPoolLookAheadNeverFaultsOnAChainArrayAWriterIsRewriting() {
+        for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
+            addHome(2, key);
+        }
+        int pool = addPool(2, 100);
+        int[] array = table.lpChain(2);
+        int mix = table.filterMix(100);
+        long poolMeta = CompactSlots.lvMeta(table.metaPage(pool), table.metaIndex(pool));
+        int length = array[CompactTable.CHAIN_LENGTH];
+        array[CompactTable.CHAIN_LENGTH] = Integer.MAX_VALUE; // longer than the array: read to its end
+        assertEquals(poolMeta, table.touchPoolEntries(2, mix));
+        array[CompactTable.CHAIN_LENGTH] = -1;
+        assertEquals(0, table.touchPoolEntries(2, mix));
+        array[CompactTable.CHAIN_LENGTH] = length;
+        int ref = CompactTable.CHAIN_REFS + length - 1;
+        for (int bogus : new int[] {-1, 0, table.end(), Integer.MAX_VALUE, (pool | 7) + 1}) {
+            array[ref] = bogus; // not a slot below the pool's end: not followed
+            assertEquals(0, table.touchPoolEntries(2, mix), "reference " + bogus);
+        }
+        array[ref] = pool;
+    }
+
     private int freeHome(int b) {
         table.lock(b);
         try {
