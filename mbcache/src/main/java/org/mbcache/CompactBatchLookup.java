@@ -38,7 +38,7 @@ import org.mbcache.internal.Lifecycle;
  * in flight at once: every key's bucket's key filter, line and chain array
  * ({@link CompactTable#touchLine}; by pair, the line's values too), then, those arrived, the meta
  * words of the pool entries of each chain whose line says the key may be among them
- * ({@link CompactTable#touchPoolEntries}). (A look-ahead that slid over the batch, touching a key
+ * ({@link CompactWalk#touchPoolEntries}). (A look-ahead that slid over the batch, touching a key
  * some keys before its walk, would gain nothing: a locked instruction waits for every load before
  * it, so each walk's reference CAS would wait for the touch issued just before it.) The sums go to
  * {@link CompactTable#consume}, so that the compiler keeps the loads. Then each key is walked as by
@@ -142,10 +142,15 @@ final class CompactBatchLookup {
         return table.touchLine(bucket) + (byPair ? table.touchHomeValues(bucket) : 0);
     }
 
-    /** {@link CompactTable#touchPoolEntries} for {@code key}'s bucket and filter mix. */
+    /**
+     * {@link CompactWalk#touchPoolEntries} for {@code key}'s bucket and filter mix, unless the
+     * bucket's key filter (loaded in the first round) answers the key as a miss, as its walk will.
+     */
     private static long touchPoolEntries(CompactTable table, int key) {
         long keyed = table.keyedHash(key);
-        return table.touchPoolEntries(table.bucketOfHash(keyed), table.filterMixOfHash(keyed));
+        int bucket = table.bucketOfHash(keyed);
+        int mix = table.filterMixOfHash(keyed);
+        return table.keyFilterMayHold(bucket, mix) ? CompactWalk.touchPoolEntries(table, bucket, mix) : 0;
     }
 
     /**

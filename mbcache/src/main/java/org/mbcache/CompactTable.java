@@ -294,7 +294,6 @@ final class CompactTable {
         return (int) (((hash ^ (hash >>> 32)) * FILTER_MULTIPLIER) >>> 32);
     }
 
-
     // ---------------------------------------------------------------------------------------------
     // Bucket headers: the lock bit, the version and the chain's order
     // ---------------------------------------------------------------------------------------------
@@ -339,19 +338,10 @@ final class CompactTable {
         BucketLockWord.setFilterOpaque(linePage(b), lineBase(b), chainBits(order, overflowed, poolFilter));
     }
 
-
-
-
-
-
-
-
     /** Whether {@code slot} is a home slot (in a line), not a pool slot. */
     boolean isHome(int slot) {
         return slot < homeSlots;
     }
-
-
 
     // ---------------------------------------------------------------------------------------------
     // Key filters: a miss without the line (CompactKeyFilters)
@@ -608,7 +598,6 @@ final class CompactTable {
         return slot & pageMask;
     }
 
-
     /** The value page of a slot known to be allocated (its meta page seen). */
     private long[] valuePage(int slot) {
         int p = valueIndex(slot) >>> pageBits;
@@ -676,36 +665,6 @@ final class CompactTable {
         int base = lineBase(b);
         int[] chain = chains[b];
         return keyFilters.touch(b) + page[base] + page[base + LINE_LONGS - 1] + (chain == null ? 0 : chain[0]);
-    }
-
-    /**
-     * Loads, and only loads, the meta words of the pool entries of bucket {@code b}'s chain, where
-     * the line (read plainly) says the chain has pool entries and its pool filter lets a key of this
-     * {@link #filterMix} through: what a lookup of that key reads after the line and the chain
-     * array. For a batch of lookups, a step after {@link #touchLine} of the same bucket (whose misses
-     * it would otherwise wait for). Plain racy loads as {@link #touchLine}'s: a reference is followed
-     * only below the array's own length, into a pool slot below {@link #end} whose page is there.
-     * Never faults.
-     *
-     * @return a sum of the words loaded, to be consumed by the caller
-     */
-    long touchPoolEntries(int b, int mix) {
-        long head = linePage(b)[lineBase(b)];
-        int[] chain = chains[b];
-        if (!overflowed(head) || !CompactLine.poolMayHold(head, mix) || chain == null) {
-            return 0;
-        }
-        int length = Math.min(chain[CHAIN_LENGTH], chain.length - CHAIN_REFS);
-        int end = nextSlot;
-        long sum = 0;
-        for (int pos = 0; pos < length; pos++) {
-            int slot = chain[CHAIN_REFS + pos];
-            if (slot >= homeSlots && slot < end && isSlot(slot)) {
-                long[] page = metaPages[slot >>> pageBits];
-                sum += page == null ? 0 : page[slot & pageMask];
-            }
-        }
-        return sum;
     }
 
     /**

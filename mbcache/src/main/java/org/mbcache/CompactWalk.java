@@ -201,6 +201,36 @@ final class CompactWalk {
     }
 
     /**
+     * Loads, and only loads, what {@link #walkChain} of a key of this {@link CompactTable#filterMix}
+     * would load in bucket {@code b} after its line and chain array: the meta words of the chain's
+     * pool entries, where the line (read plainly) says the chain has pool entries and its pool
+     * filter lets the key through. For a batch of lookups, a round after
+     * {@link CompactTable#touchLine} of the same buckets, whose misses it would otherwise wait for.
+     * Plain racy loads whose values mean nothing: a reference is followed only below the array's
+     * own length, into a pool slot below the table's end whose page is there, so it never faults.
+     *
+     * @return a sum of the words loaded, to be consumed ({@link CompactTable#consume})
+     */
+    static long touchPoolEntries(CompactTable table, int b, int mix) {
+        long head = table.linePage(b)[table.lineBase(b)];
+        int[] chain = table.lpChain(b);
+        if (!CompactLine.overflowed(head) || !CompactLine.poolMayHold(head, mix) || chain == null) {
+            return 0;
+        }
+        int length = Math.min(chain[CompactTable.CHAIN_LENGTH], chain.length - CompactTable.CHAIN_REFS);
+        int end = table.end();
+        long sum = 0;
+        for (int pos = 0; pos < length; pos++) {
+            int slot = chain[CompactTable.CHAIN_REFS + pos];
+            if (!table.isHome(slot) && slot < end && CompactLine.isSlot(slot)) {
+                long[] page = table.laMetaPage(slot);
+                sum += page == null ? 0 : page[table.metaIndex(slot)];
+            }
+        }
+        return sum;
+    }
+
+    /**
      * One slot of an optimistic walk: with {@code acquire}, {@link CompactSlots#tryAcquireMatching};
      * without, {@link #CONTAINED} if the slot holds the pair. Else {@link CompactMbCache#NO_ENTRY}.
      */

@@ -60,7 +60,6 @@ final class KernelPortOptions {
         });
     }
 
-
     private int bucketBits = DEFAULT_BUCKET_BITS;
     private boolean bucketBitsSet;
     private long maxEntries;

@@ -331,7 +331,6 @@ final class ListEntry extends CachedPair implements HotReferences.Host {
         lruNext = next;
     }
 
-
     @Override
     public boolean reusable() {
         return hasFlag(REUSABLE);

@@ -571,7 +571,6 @@ public final class MbCache extends KernelPortCache {
         unusedWaiters.wakeAll();
     }
 
-
     /**
      * {@inheritDoc}
      *

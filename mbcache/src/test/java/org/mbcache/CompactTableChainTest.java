@@ -332,12 +332,12 @@ class CompactTableChainTest {
         while (CompactLine.poolFilterBit(table.filterMix(other)) == CompactLine.poolFilterBit(table.filterMix(pooled))) {
             other++;
         }
-        assertEquals(0, table.touchPoolEntries(2, table.filterMix(pooled)), "no pool entry yet");
+        assertEquals(0, CompactWalk.touchPoolEntries(table, 2, table.filterMix(pooled)), "no pool entry yet");
         int pool = addPool(2, pooled);
         long poolMeta = CompactSlots.lvMeta(table.metaPage(pool), table.metaIndex(pool));
-        assertEquals(poolMeta, table.touchPoolEntries(2, table.filterMix(pooled)));
-        assertEquals(0, table.touchPoolEntries(2, table.filterMix(other)), "the pool filter turns the key away");
-        assertEquals(0, table.touchPoolEntries(3, table.filterMix(pooled)), "another bucket has no pool entries");
+        assertEquals(poolMeta, CompactWalk.touchPoolEntries(table, 2, table.filterMix(pooled)));
+        assertEquals(0, CompactWalk.touchPoolEntries(table, 2, table.filterMix(other)), "the pool filter turns the key away");
+        assertEquals(0, CompactWalk.touchPoolEntries(table, 3, table.filterMix(pooled)), "another bucket has no pool entries");
     }
 
     @Test
@@ -351,14 +351,14 @@ class CompactTableChainTest {
         long poolMeta = CompactSlots.lvMeta(table.metaPage(pool), table.metaIndex(pool));
         int length = array[CompactTable.CHAIN_LENGTH];
         array[CompactTable.CHAIN_LENGTH] = Integer.MAX_VALUE; // longer than the array: read to its end
-        assertEquals(poolMeta, table.touchPoolEntries(2, mix));
+        assertEquals(poolMeta, CompactWalk.touchPoolEntries(table, 2, mix));
         array[CompactTable.CHAIN_LENGTH] = -1;
-        assertEquals(0, table.touchPoolEntries(2, mix));
+        assertEquals(0, CompactWalk.touchPoolEntries(table, 2, mix));
         array[CompactTable.CHAIN_LENGTH] = length;
         int ref = CompactTable.CHAIN_REFS + length - 1;
         for (int bogus : new int[] {-1, 0, table.end(), Integer.MAX_VALUE, (pool | 7) + 1}) {
             array[ref] = bogus; // not a slot below the pool's end: not followed
-            assertEquals(0, table.touchPoolEntries(2, mix), "reference " + bogus);
+            assertEquals(0, CompactWalk.touchPoolEntries(table, 2, mix), "reference " + bogus);
         }
         array[ref] = pool;
     }
