@@ -63,4 +63,30 @@ class CompactSweepOrderTest {
         int next = copy.next(40);
         assertEquals(next, order.next(40));
     }
+
+    @Test
+    void aTurnOverASmallerEndThanTheHandsLastMovedWithVisitsEveryIndexOnce() {
+        // A snapshot may copy hands that a pass moved over a table that has grown since the
+        // snapshot read its end: the hands are then past that end and the balance above its pool.
+        for (int homeSlots : new int[] {8, 16, 800}) {
+            for (int bigger : new int[] {homeSlots + 9, 3 * homeSlots, 6 * homeSlots}) {
+                for (int moved = 1; moved < bigger; moved++) {
+                    CompactSweepOrder hands = new CompactSweepOrder(homeSlots);
+                    for (int step = 0; step < moved; step++) {
+                        hands.next(bigger);
+                    }
+                    for (int end : new int[] {homeSlots + 1, homeSlots + 5, bigger - 1}) {
+                        CompactSweepOrder walk = hands.copy();
+                        Set<Integer> seen = new HashSet<>();
+                        for (int step = 1; step < end; step++) {
+                            int index = walk.next(end);
+                            assertTrue(index >= 1 && index < end, "index " + index);
+                            assertTrue(seen.add(index), "index " + index + " twice: homeSlots " + homeSlots
+                                    + ", hands moved " + moved + " over end " + bigger + ", walked to " + end);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
