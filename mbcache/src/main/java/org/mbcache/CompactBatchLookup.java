@@ -44,7 +44,9 @@ import org.mbcache.internal.Lifecycle;
  * {@link CompactTable#consume}, so that the compiler keeps the loads. Then each key is walked as by
  * {@code findFirstHandle} (the optimistic walk of {@link CompactWalk#find}, validated as always:
  * the touched values mean nothing and are not used), finding what it reads in the cache. A group is
- * small enough that its lines are still in the L1 cache when it is walked.
+ * small enough that its lines are still in the L1 cache when it is walked. A table of fewer than
+ * {@link #LOOK_AHEAD_MIN_BUCKETS} buckets is walked without the rounds: its lines stay in the
+ * processor caches, and the rounds would only add their own work to each lookup.
  *
  * <p><b>Allocation-free.</b> No object, array or lambda per call or per key: the caller's arrays
  * are the only storage, and the failure path releases and fills in place.
@@ -53,6 +55,14 @@ final class CompactBatchLookup {
 
     /** Keys touched before their walks: their lines fit in L1 together, and overlap in flight. */
     static final int GROUP = 16;
+
+    /**
+     * The fewest buckets whose table the batch looks ahead in: 2^16 lines and their values,
+     * 7.5 MiB, about 390,000 entries at the sized load. A smaller table sits in the processor caches
+     * between lookups, its walks' loads hit anyway, and the look-ahead's rounds would only add their
+     * own work.
+     */
+    static final int LOOK_AHEAD_MIN_BUCKETS = 1 << 16;
 
     private CompactBatchLookup() {}
 
@@ -94,12 +104,15 @@ final class CompactBatchLookup {
             throw new IllegalArgumentException("handles is shorter than keys: " + handles.length + " < " + keys.length);
         }
         lifecycle.ensureOpen();
+        boolean lookAhead = table.buckets >= LOOK_AHEAD_MIN_BUCKETS;
         int found = 0;
         int done = 0;
         try {
             while (done < keys.length) {
                 int end = Math.min(keys.length, done + GROUP);
-                table.consume(touch(table, keys, done, end, values != null));
+                if (lookAhead) {
+                    table.consume(touch(table, keys, done, end, values != null));
+                }
                 for (; done < end; done++) {
                     long handle = values == null ? cache.findFirstHandle(keys[done])
                             : cache.getHandle(keys[done], values[done]);

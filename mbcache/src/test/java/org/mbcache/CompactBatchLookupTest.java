@@ -247,6 +247,35 @@ class CompactBatchLookupTest {
     }
 
     @Test
+    void aBatchInATableLargeEnoughToLookAheadMatchesSingleLookupsByKeyAndByPair() {
+        int bucketBits = Integer.numberOfTrailingZeros(CompactBatchLookup.LOOK_AHEAD_MIN_BUCKETS);
+        try (CompactMbCache cache = cache(bucketBits, 1 << 20)) {
+            fill(cache, 600_000); // about eleven entries a bucket: most chains reach into the pool
+            int[] keys = randomKeys(50_000, 600_000, 4);
+            long[] handles = new long[keys.length];
+            int found = cache.findFirstHandles(keys, handles);
+            assertTrue(found > 10_000, "a mix of hits and misses: " + found);
+            assertMatchesSingleLookups(cache, keys, handles, found);
+            long[] values = new long[keys.length];
+            for (int i = 0; i < keys.length; i++) {
+                values[i] = keys[i] * 10L + (i & 1); // the older pair, or the newer one of a key in five
+            }
+            int foundByPair = cache.getHandles(keys, values, handles);
+            int expected = 0;
+            for (int i = 0; i < keys.length; i++) {
+                long single = cache.getHandle(keys[i], values[i]);
+                assertEquals(single, handles[i], "pair (" + keys[i] + ", " + values[i] + ") at " + i);
+                if (single != NO_ENTRY) {
+                    expected++;
+                    cache.release(single);
+                    cache.release(handles[i]);
+                }
+            }
+            assertEquals(expected, foundByPair);
+        }
+    }
+
+    @Test
     void aBatchAllocatesNothing() {
         int calls = 20_000;
         try (CompactMbCache cache = cache(8, 1 << 12)) {
