@@ -40,6 +40,25 @@ class CompactBatchGetTest {
         }
     }
 
+    /**
+     * Checks {@code handles[i]} against a single {@code getHandle(keys[i], values[i])}, then releases
+     * both; {@link CompactBatchLookupTest} uses it too.
+     */
+    static void assertMatchesSingleGets(CompactMbCache cache, int[] keys, long[] values, long[] handles, int found) {
+        int expected = 0;
+        for (int i = 0; i < keys.length; i++) {
+            long single = cache.getHandle(keys[i], values[i]);
+            assertEquals(single, handles[i], "pair (" + keys[i] + ", " + values[i] + ") at " + i);
+            if (single != NO_ENTRY) {
+                expected++;
+                assertEquals(values[i], cache.value(handles[i]));
+                cache.release(single);
+                cache.release(handles[i]);
+            }
+        }
+        assertEquals(expected, found);
+    }
+
     @Test
     void eachHandleIsWhatGetHandleReturnsForItsPairOverPresentAbsentAndNonReusablePairs() {
         try (CompactMbCache cache = CompactBatchLookupTest.cache(8, 1 << 14)) {
@@ -53,18 +72,7 @@ class CompactBatchGetTest {
             }
             long[] handles = new long[keys.length];
             int found = cache.getHandles(keys, values, handles);
-            int expected = 0;
-            for (int i = 0; i < keys.length; i++) {
-                long single = cache.getHandle(keys[i], values[i]);
-                assertEquals(single, handles[i], "pair (" + keys[i] + ", " + values[i] + ") at " + i);
-                if (single != NO_ENTRY) {
-                    expected++;
-                    assertEquals(values[i], cache.value(handles[i]));
-                    cache.release(single);
-                    cache.release(handles[i]);
-                }
-            }
-            assertEquals(expected, found);
+            assertMatchesSingleGets(cache, keys, values, handles, found);
             assertTrue(found > 100, "some pairs found: " + found);
         }
     }

@@ -261,17 +261,7 @@ class CompactBatchLookupTest {
                 values[i] = keys[i] * 10L + (i & 1); // the older pair, or the newer one of a key in five
             }
             int foundByPair = cache.getHandles(keys, values, handles);
-            int expected = 0;
-            for (int i = 0; i < keys.length; i++) {
-                long single = cache.getHandle(keys[i], values[i]);
-                assertEquals(single, handles[i], "pair (" + keys[i] + ", " + values[i] + ") at " + i);
-                if (single != NO_ENTRY) {
-                    expected++;
-                    cache.release(single);
-                    cache.release(handles[i]);
-                }
-            }
-            assertEquals(expected, foundByPair);
+            CompactBatchGetTest.assertMatchesSingleGets(cache, keys, values, handles, foundByPair);
         }
     }
 
