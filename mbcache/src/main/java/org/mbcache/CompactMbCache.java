@@ -922,7 +922,7 @@ public final class CompactMbCache extends KernelPortCache {
      * (oldest first in this backend's reclaim order; see "Reclaim order" in the class comment). A
      * restore into an empty cache hands out slots from the start of the table in the snapshot's
      * order and its hand starts there, so it rebuilds that order. The walk
-     * takes no lock but the reclaim lock, once, to read the hand
+     * takes no lock but the reclaim lock, once, to read the hands and the table's end
      * (so it waits for at most one pass in progress), and no reference; a pair's flags are written
      * with it (reusable; referenced as record flag 2, not restored). A pair does not move while
      * it is cached (a pass gives a second chance by clearing a flag, in place), so every pair cached
@@ -938,11 +938,12 @@ public final class CompactMbCache extends KernelPortCache {
     public long writeSnapshot(OutputStream out) throws IOException {
         Objects.requireNonNull(out, "out");
         ensureOpen();
-        int end = table.end();
+        int end;
         CompactSweepOrder order;
         reclaimLock.lock();
         try {
             order = clock.orderFromHands();
+            end = table.end(); // at least the end of the last pass, which moved the hands
         } finally {
             reclaimLock.unlock();
         }

@@ -13,9 +13,10 @@ package org.mbcache;
  * size at each step in the pool, and the next step is in the pool while it is positive. It stays
  * within {@code (-lines, pool]}, so over any {@code end - 1} consecutive steps with one {@code end}
  * each region's indices are visited exactly once. That holds for an {@code end} smaller than the
- * one the hands last moved over too (a snapshot reads the table's end before it copies hands that
- * a pass may have moved over a larger one): the next step brings a balance above the pool back
- * to it, and a hand past the end starts its region again. Not thread-safe: the clock's is used under the
+ * one the hands last moved over too (a copy walked over an end read before a pass moved the hands
+ * over a larger one; {@link CompactMbCache#writeSnapshot} reads both under the reclaim lock, so
+ * its ends are never smaller): the next step brings a balance above the pool back to it, and a
+ * hand past the end starts its region again. Not thread-safe: the clock's is used under the
  * reclaim lock, and a snapshot walks a {@link #copy} of it.
  */
 final class CompactSweepOrder {
@@ -51,7 +52,7 @@ final class CompactSweepOrder {
         int pool = end - homeSlots;
         int lines = homeSlots - 1;
         if (balance > pool) {
-            balance = Math.max(0, pool); // hands moved over a larger end (a snapshot's copy): back in range
+            balance = Math.max(0, pool); // hands moved over a larger end: back in range
         }
         if (pool > 0 && (balance > 0 || lines <= 0)) {
             int index = poolHand >= homeSlots && poolHand < end ? poolHand : homeSlots;

@@ -65,7 +65,7 @@ class CompactSweepOrderTest {
     }
 
     @Test
-    void aTurnOverASmallerEndThanTheHandsLastMovedWithVisitsEveryIndexOnce() {
+    void aTurnOverAnEndSmallerThanTheOneTheHandsMovedOverVisitsEveryIndexOnce() {
         // A snapshot may copy hands that a pass moved over a table that has grown since the
         // snapshot read its end: the hands are then past that end and the balance above its pool.
         for (int homeSlots : new int[] {8, 16, 800}) {
