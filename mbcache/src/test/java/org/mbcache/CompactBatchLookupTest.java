@@ -235,6 +235,24 @@ class CompactBatchLookupTest {
     }
 
     @Test
+    void aLookupThatThrowsPartWayLeavesTheLookupsBeforeItCountedAndItselfNot() {
+        try (CompactMbCache cache = cache(4, 1024)) {
+            fill(cache, 10);
+            List<Long> held = holdPair6UntilSaturated(cache);
+            CacheStats before = cache.stats();
+            long[] handles = new long[4];
+            // key 1 found, key 3 (not reusable) missed, key 6 throws, key 4 never looked up
+            assertThrows(IllegalStateException.class, () -> cache.findFirstHandles(new int[] {1, 3, 6, 4}, handles));
+            CacheStats after = cache.stats();
+            assertEquals(1, after.lookupHits() - before.lookupHits());
+            assertEquals(1, after.lookupMisses() - before.lookupMisses());
+            for (long handle : held) {
+                cache.release(handle);
+            }
+        }
+    }
+
+    @Test
     void aBatchOfMoreThanTenThousandKeysMatchesSingleLookups() {
         try (CompactMbCache cache = cache(12, 1 << 16)) {
             fill(cache, 20_000);
