@@ -58,9 +58,9 @@ import org.mbcache.internal.Lifecycle;
  *       incremented, which cannot have been freed meanwhile (the lookup's own reference keeps the
  *       count above one, so no claim succeeds): no count is taken from anyone else. For the moment
  *       between the CAS and the release, the occupant (a pair created since the header was read,
- *       if the slot was reused or was free then) shows one holder more: a {@code deleteOrGet} or reclaim pass in that moment treats it as held,
- *       as the list layout's entries are treated when a lookup's validation fails. That is the one
- *       visible effect of a stale index.</li>
+ *       if the slot was reused or was free then) shows one holder more: a {@code deleteOrGet} or
+ *       reclaim pass in that moment treats it as held, as the list layout's entries are treated
+ *       when a lookup's validation fails. That is the one visible effect of a stale index.</li>
  *   <li>A handle carries the generation. Every operation on a handle (release, touch, setReusable,
  *       findNext, waitUnused) checks it in the same CAS loop that changes the word, so a handle
  *       kept after its release cannot change the slot's next occupant: it is refused or ignored,
