@@ -385,8 +385,11 @@ final class CompactWalk {
     }
 
     /**
-     * Checks that every live slot is in its key's chain and every chain reference is a live slot of
-     * the chain's bucket; the first breach as an {@link AssertionError}. Quiet tables only; for tests.
+     * Checks that every live slot is in its key's chain, every chain reference is a live slot of
+     * the chain's bucket, and a chain's home slots of its own line are exactly those its order list
+     * names (what {@link #walkLine}'s single-match path relies on: a live slot of the line holding a
+     * key of the bucket is in the order list); the first breach as an {@link AssertionError}. Quiet
+     * tables only; for tests.
      */
     static void checkChains(CompactTable table) {
         for (int slot = 1; slot < table.end(); slot++) {
@@ -399,6 +402,7 @@ final class CompactWalk {
             }
         }
         for (int bucket = 0; bucket < table.bucketCount(); bucket++) {
+            int ownHome = 0;
             for (int pos = 0; pos < table.length(bucket); pos++) {
                 int slot = table.refAt(bucket, pos);
                 long meta = lvMeta(table.metaPage(slot), table.metaIndex(slot));
@@ -406,6 +410,12 @@ final class CompactWalk {
                     throw new AssertionError("bucket " + bucket + " position " + pos + " holds slot " + slot
                             + " (count " + count(meta) + ", key " + keyOf(meta) + ")");
                 }
+                ownHome |= CompactLine.isHomeOf(bucket, slot) ? 1 << (slot & 7) : 0;
+            }
+            int listed = CompactLine.positionsIn(CompactLine.orderOf(table.laVersion(bucket)));
+            if (ownHome != listed) {
+                throw new AssertionError("bucket " + bucket + "'s order list names line positions "
+                        + Integer.toBinaryString(listed) + ", its chain holds " + Integer.toBinaryString(ownHome));
             }
         }
     }
