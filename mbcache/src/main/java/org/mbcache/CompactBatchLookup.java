@@ -35,7 +35,7 @@ import org.mbcache.internal.Lifecycle;
  * lookup's miss cannot overlap the next one's as a plain map's {@code get}s do. Here the keys go in
  * groups of {@value #GROUP}, and each group's misses are started before any of its keys is walked,
  * in two rounds of independent plain loads, issued back to back so that the processor has them all
- * in flight at once: every key's bucket's key filter, line and chain array
+ * in flight at once: every key's bucket's key filter, line and chain record
  * ({@link CompactTable#touchLine}; by pair, the line's values too), then, those arrived, the meta
  * words of the pool entries of each chain whose line says the key may be among them
  * ({@link CompactWalk#touchPoolEntries}). (A look-ahead that slid over the batch, touching a key

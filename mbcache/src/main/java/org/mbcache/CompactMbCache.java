@@ -24,11 +24,12 @@ import org.mbcache.internal.Snapshots;
  * every entry in primitive arrays allocated in pages, with no object per entry: each bucket has one
  * 64-byte line holding its lock word, the order of its chain and the 8-byte meta words (key, count,
  * flags, generation) of seven home slots, whose values sit in a parallel array; a chain longer than
- * its line continues in pool slots (16 bytes each), listed whole in an {@code int[]} of the bucket's.
+ * its line continues in pool slots (16 bytes each), named in a record of the bucket's in shared int
+ * pages.
  * A 4-byte key filter a bucket, in a small array of its own, answers most misses without the line.
  * About 26 bytes an entry at six entries a bucket, the size a cache sized from its bound keeps at
  * every size (the bucket count need not be a power of two), and a number of objects that grows only
- * by one page per 2^15 pool slots and one array per overflowed chain. The collector has nothing per
+ * by one page per 2^15 pool slots and one per few thousand overflowed chains' records. The collector has nothing per
  * entry to copy or trace. A hit on an entry in its bucket's line reads that line alone, at an address
  * known from the key: it compares the keys there and takes its reference with one CAS in the same
  * line, where MbCache follows about seven references and a list-and-record layout two dependent
@@ -109,7 +110,7 @@ public final class CompactMbCache extends KernelPortCache {
      * create never sees a home slot out of its chain and not yet freed.
      *
      * Failure atomicity. Allocation happens in three places: a pool page (CompactTable.allocate,
-     * before the slot is handed out), a bucket's chain array (ensureRoom, first in the critical
+     * before the slot is handed out), a bucket's chain record (ensureRoom, first in the critical
      * section), and the entry views of the DedupCache methods (after the reference was taken:
      * the reference is given back if that throws). The free list, the counts and the statistics
      * never allocate, so nothing can fail between a change and its bookkeeping.
@@ -387,7 +388,7 @@ public final class CompactMbCache extends KernelPortCache {
 
     /**
      * {@link #hash}, with {@code poolSlot} (a pool slot the caller took, or 0) given back to the
-     * pool unless it went live: also where the critical section throws (the chain array's
+     * pool unless it went live: also where the critical section throws (the chain record's
      * allocation, or close()).
      */
     private long hashInto(int bucket, long keyed, int key, long value, boolean reusable, int poolSlot, long seen,
@@ -418,7 +419,7 @@ public final class CompactMbCache extends KernelPortCache {
      * bound, and no pool slot given: a retry after that reclaim found nothing), where the line holds
      * seven entries, then a slot of the line reclaimed ({@link CompactWalk#reclaimInLine}). A restore's
      * ({@code restore}) reclaims nothing for the cap: at the cap it answers {@link #CHAIN_FULL} and
-     * hashes nothing. Allocates (a chain array) before it changes anything. {@code keyed} is the
+     * hashes nothing. Allocates (a chain record) before it changes anything. {@code keyed} is the
      * key's {@link CompactTable#keyedHash}.
      */
     private long hash(int bucket, long keyed, int key, long value, boolean reusable, int poolSlot, long seen,
@@ -951,7 +952,7 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     /**
-     * The bytes this cache's arrays take (bucket lines, values, pool pages, chain arrays, the delay ring),
+     * The bytes this cache's arrays take (bucket lines, values, pool pages, chain records, the delay ring),
      * a lower bound of what it retains. For benchmarks and sizing.
      *
      * @return the footprint in bytes

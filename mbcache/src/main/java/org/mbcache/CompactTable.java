@@ -55,8 +55,8 @@ import org.mbcache.internal.HashedWaitQueues;
  * at addresses known from the bucket alone: a lookup's loads of them go out together, and a hit on
  * a home slot reads its bucket's header, finds the slot, compares its key and takes its reference
  * in that line, with no second miss that waits for the first. Lines, home values and key filters
- * are allocated with the table (128 bytes a bucket with the chain arrays' directory); pool pages as
- * the pool grows.
+ * are allocated with the table (128 bytes a bucket with the chain records' directory); pool pages
+ * and chain records as the pool grows.
  *
  * <h2>The key filters</h2>
  * Besides its line, each bucket has a 4-byte key filter ({@link CompactKeyFilters}, which has the
@@ -75,17 +75,19 @@ import org.mbcache.internal.HashedWaitQueues;
  *   <li>bits 54-63, the <em>pool filter</em>: for each key of the chain's pool entries, one of ten
  *       bits, picked by the key's {@link #filterMix}; zero unless overflowed.</li>
  * </ul>
- * A chain without pool entries is its order list. An overflowed chain is also kept whole, oldest
- * first, in an {@code int[]} of the bucket's ({@code chains[b]}: its length at
- * {@link #CHAIN_LENGTH}, its pool entries at {@link #CHAIN_POOL}, the slots from
- * {@link #CHAIN_REFS}), and its home entries stay in the order list, in the same order. A lookup of
- * a key the pool filter turns away decides from the line alone: every entry of that key is in the
- * line, in the order list's order. Otherwise it walks the array. A create takes a free home slot
- * of its bucket when there is one (a slot not in the order list, free and not resting,
- * {@link #freeHomeSlot}), else a pool slot. A bucket's array is allocated when its chain first
- * overflows, and kept until close (a chain going in and out of the pool does not allocate each
- * time), grown by copying. Entries never move: a slot is its entry's place for the entry's life,
- * so handles stay valid.
+ * A chain without pool entries is its order list. An overflowed chain keeps its home entries in
+ * the order list and its pool entries (pool slots, and home slots lent by other lines) in the
+ * bucket's record ({@link CompactChainRecords}: the pool entries' slots, oldest first, and a bit
+ * per chain position saying whether a pool entry or the next home entry is there), so the chain,
+ * oldest first, is the two merged by that interleave. A lookup of a key the pool filter turns away
+ * decides from the line alone: every entry of that key is in the line, in the order list's order.
+ * Otherwise it walks the merged chain. A create takes a free home slot of its bucket when there is
+ * one (a slot not in the order list, free and not resting, {@link #freeHomeSlot}), else a pool
+ * slot. A bucket's record is allocated when its chain first overflows, and kept until close (a
+ * chain going in and out of the pool does not allocate each time), replaced by a larger one as
+ * its pool entries grow. Records live in int pages: the table holds no object per bucket or
+ * entry. Entries never move: a slot is its entry's place for the entry's life, so handles stay
+ * valid.
  *
  * <h2>The keyed index</h2>
  * {@link KeyedIndex}'s: {@code h = a * p + b mod 2^64}, {@code p} the key premixed with a secret,
@@ -98,18 +100,19 @@ import org.mbcache.internal.HashedWaitQueues;
  * <h2>Memory ordering</h2>
  * Accessor names say the mode, JCTools-style: {@code lv} volatile load, {@code la} acquire load,
  * {@code lp}/{@code sp} plain load and store, {@code so} release store, {@code cas}
- * compare-and-set. The header's upper half and the chain arrays are written only by the holder of
+ * compare-and-set. The header's upper half and the chain records are written only by the holder of
  * the bucket's lock bit, and read optimistically under the seqlock protocol of
  * {@link BucketLockWord} (acquire load of the header, the reads, acquire fence, load of the header
  * again); the lock CAS is an acquire, followed by a store-store fence, and the unlock a release
  * store. The version has 31 bits and wraps, with that class's bound (the contract, section 5). The
  * upper half is stored opaquely inside the critical section and republished by the unlock with
  * the new version. An optimistic reader takes the order list from the one header load it
- * validates; it reads a chain array (plainly) only when the pool filter lets its key through, and
- * indexes it only below the array's own length, and follows a reference only if it names a slot
- * ({@link CompactLine#isSlot}) below {@link #end}, so a stale or half-published array never makes it fault or
- * treat a header as a meta word; the holder replaces an array whole, after its odd version, so a
- * reader that saw the new one, or anything the holder wrote, sees the version moved and retries.
+ * validates; it reads a chain record (plainly) only when the pool filter lets its key through,
+ * indexes it only below the capacity its directory entry names, and follows a reference only if it
+ * names a slot ({@link CompactLine#isSlot}) below {@link #end}, so a stale, reused or half-written
+ * record never makes it fault or treat a header as a meta word; the holder changes a record only
+ * after its odd version, so a reader that saw anything the holder wrote sees the version moved and
+ * retries ({@link CompactChainRecords}' "Memory ordering").
  *
  * <p>The meta word's protocol and memory order are {@link CompactSlots}'. Pool pages are
  * published by a release store into their directory (the value page before the meta page) and
@@ -146,7 +149,7 @@ final class CompactTable {
     static final int MAX_BUCKETS = 1 << 26;
     /** The most pool slots a table has. */
     static final long MAX_POOL_SLOTS = 1L << 30;
-    /** Bytes a bucket takes with the table: line (64), home values (56), chain array reference (4), key filter (4). */
+    /** Bytes a bucket takes with the table: line (64), home values (56), chain record directory entry (4), key filter (4). */
     static final int BUCKET_BYTES = 128;
     /** log2 of the longs a page holds, at most: 256 KiB. */
     private static final int MAX_PAGE_BITS = 15;
@@ -155,15 +158,6 @@ final class CompactTable {
 
     /** The odd multiplier of {@link #filterMix} (SplitMix64's first). */
     private static final long FILTER_MULTIPLIER = 0xBF58_476D_1CE4_E5B9L;
-
-    /** A chain array's length, at this index. */
-    static final int CHAIN_LENGTH = 0;
-    /** A chain array's count of pool entries, at this index. */
-    static final int CHAIN_POOL = 1;
-    /** A chain array's first slot (the chain's oldest). */
-    static final int CHAIN_REFS = 2;
-    /** A chain array's first capacity: its header and 10 slots, 64 bytes with the array's header. */
-    private static final int FIRST_CHAIN_CAPACITY = 12;
 
     /** On a free home slot's word (count zero): in the delay ring, not for its bucket's creates yet ({@link #free}). */
     static final int RESTING = REFERENCED;
@@ -181,8 +175,8 @@ final class CompactTable {
 
     private final long[][] metaPages;
     private final long[][] valuePages;
-    /** Per bucket, its overflowed chain, whole ({@link #CHAIN_REFS}), or an array kept from an earlier overflow, or null. */
-    private final int[][] chains;
+    /** The overflowed chains' pool entries and their places among the home entries. */
+    final CompactChainRecords records;
     /** The buckets' key filters. */
     private final CompactKeyFilters keyFilters;
     /** Pool pages allocated under this lock (rare: once per page). */
@@ -240,7 +234,7 @@ final class CompactTable {
         for (int p = 0, pages = pagesFor(valueIndex(homeSlots - 1) + 1); p < pages; p++) {
             valuePages[p] = new long[1 << pageBits];
         }
-        chains = new int[buckets][];
+        records = new CompactChainRecords(buckets);
         keyFilters = new CompactKeyFilters(buckets, pageBits);
         nextSlot = homeSlots + 1;
         delayRing = new CompactDelayRing(Math.max(12, 32 - Integer.numberOfLeadingZeros(slotLimit - 1)));
@@ -375,26 +369,18 @@ final class CompactTable {
     /** The chain's length. Bit held. */
     int length(int b) {
         long head = lpHeader(b);
-        return overflowed(head) ? chains[b][CHAIN_LENGTH] : lineLength(orderOf(head));
+        int home = lineLength(orderOf(head));
+        return overflowed(head) ? home + records.poolCount(b) : home;
     }
 
     /** The slot at chain position {@code pos} (0 the oldest), {@code pos < length}. Bit held. */
     int refAt(int b, int pos) {
         long head = lpHeader(b);
-        if (overflowed(head)) {
-            return chains[b][CHAIN_REFS + pos];
-        }
         int order = orderOf(head);
+        if (overflowed(head)) {
+            return records.slotAt(b, order, pos);
+        }
         return homeSlot(b, positionAt(order, lineLength(order) - 1 - pos));
-    }
-
-    /**
-     * The chain array as an optimistic reader sees it (plain): possibly stale, possibly
-     * {@code null}, possibly shorter than the length it holds. The reader indexes it only below its
-     * own length and validates.
-     */
-    int[] lpChain(int b) {
-        return chains[b];
     }
 
     /**
@@ -423,39 +409,29 @@ final class CompactTable {
 
     /**
      * Makes room for one more entry, {@code slot}, in bucket {@code b}'s chain, allocating before
-     * anything changes (so a Throwable leaves the bucket as it was): where the chain is or will be
-     * overflowed (a pool slot), an array that holds it whole with the new slot. A larger array
-     * replaces the old one whole (a copy): an optimistic reader holding the old one reads it
-     * consistently. Bit held.
+     * anything changes (so a Throwable leaves the bucket as it was): where {@code slot} is a pool
+     * entry (not a home slot of the bucket's line), a record that holds the chain's pool entries
+     * with it ({@link CompactChainRecords#reserve}). A home entry needs no room: the record of an
+     * overflowed chain has room for seven home positions beside its pool entries. Bit held.
+     *
+     * @throws IllegalStateException where the chain's record would exceed the largest, or the
+     *     table's record pages are exhausted; nothing changed
      */
     void ensureRoom(int b, int slot) {
-        long head = lpHeader(b);
-        boolean overflowed = overflowed(head);
-        if (!overflowed && isHomeOf(b, slot)) {
+        if (isHomeOf(b, slot)) {
             return;
         }
-        int[] chain = chains[b];
-        int length = overflowed ? chain[CHAIN_LENGTH] : lineLength(orderOf(head));
-        int needed = CHAIN_REFS + length + 1;
-        if (chain == null || chain.length < needed) {
-            int capacity = chain == null ? FIRST_CHAIN_CAPACITY : chain.length;
-            while (capacity < needed) {
-                capacity *= 2;
-            }
-            int[] larger = new int[capacity];
-            if (overflowed) {
-                System.arraycopy(chain, 0, larger, 0, CHAIN_REFS + length);
-            }
-            chains[b] = larger;
-        }
+        long head = lpHeader(b);
+        int home = lineLength(orderOf(head));
+        int pool = overflowed(head) ? records.poolCount(b) : 0;
+        records.reserve(b, pool, home + pool);
     }
 
     /**
      * Appends {@code slot} as the chain's newest; {@code mix} is its key's {@link #filterMix}. Bit
      * held, {@link #ensureRoom} done. A home slot goes to the front of the order list; a pool slot
-     * sets its key's pool filter bit, and where the chain was not overflowed, first copies the
-     * chain (its order list, oldest first) into the array. An overflowed chain's array gets the slot
-     * at its end either way.
+     * goes into the record and sets its key's pool filter bit. In an overflowed chain (or one this
+     * makes so) the record's interleave gets the new position either way.
      */
     void addNewest(int b, int slot, int mix) {
         long head = lpHeader(b);
@@ -463,27 +439,15 @@ final class CompactTable {
         boolean overflowed = overflowed(head);
         long poolFilter = head & POOL_FILTER_MASK;
         boolean home = isHomeOf(b, slot);
-        if (overflowed || !home) {
-            int[] chain = chains[b];
-            int length;
-            if (overflowed) {
-                length = chain[CHAIN_LENGTH];
-            } else {
-                length = lineLength(order);
-                for (int pos = 0; pos < length; pos++) {
-                    chain[CHAIN_REFS + pos] = homeSlot(b, positionAt(order, length - 1 - pos));
-                }
-                chain[CHAIN_POOL] = 0;
-            }
-            chain[CHAIN_REFS + length] = slot;
-            chain[CHAIN_LENGTH] = length + 1;
-            if (!home) {
-                chain[CHAIN_POOL]++;
-                poolFilter |= poolFilterBit(mix);
-            }
+        int length = lineLength(order) + (overflowed ? records.poolCount(b) : 0);
+        if (!home) {
+            records.addPool(b, overflowed, length, slot);
+            poolFilter |= poolFilterBit(mix);
             overflowed = true;
-        }
-        if (home) {
+        } else {
+            if (overflowed) {
+                records.addHome(b, length);
+            }
             order = (order << 3 | (slot & 7)) & ORDER_MASK;
         }
         keyFilters.add(b, mix);
@@ -493,9 +457,9 @@ final class CompactTable {
     /**
      * Removes the entry at chain position {@code pos} (0 the oldest), keeping the order of the
      * others; returns its slot. Bit held. A home slot leaves the order list. In an overflowed chain
-     * it also leaves the array (the newer ones move one place down); a pool slot's removal rebuilds
-     * the pool filter from the pool entries left ({@link #poolFilterOf}), and the last one's clears
-     * it and the overflowed bit: the order list is then the whole chain again.
+     * the position also leaves the record; a pool slot's removal rebuilds the pool filter from the
+     * pool entries left ({@link #poolFilterOf}), and the last one's clears it and the overflowed
+     * bit: the order list is then the whole chain again.
      */
     int removeAt(int b, int pos) {
         long head = lpHeader(b);
@@ -504,18 +468,13 @@ final class CompactTable {
         long poolFilter = head & POOL_FILTER_MASK;
         int slot;
         if (overflowed) {
-            int[] chain = chains[b];
-            int length = chain[CHAIN_LENGTH];
-            slot = chain[CHAIN_REFS + pos];
-            System.arraycopy(chain, CHAIN_REFS + pos + 1, chain, CHAIN_REFS + pos, length - 1 - pos);
-            chain[CHAIN_REFS + length - 1] = 0;
-            chain[CHAIN_LENGTH] = length - 1;
-            if (!isHomeOf(b, slot)) {
-                if (--chain[CHAIN_POOL] == 0) {
+            slot = records.slotAt(b, order, pos);
+            if (records.removeAt(b, lineLength(order) + records.poolCount(b), pos)) {
+                if (records.poolCount(b) == 0) {
                     overflowed = false;
                     poolFilter = 0;
                 } else {
-                    poolFilter = poolFilterOf(b, chain, length - 1);
+                    poolFilter = poolFilterOf(b);
                 }
             }
         } else {
@@ -532,20 +491,18 @@ final class CompactTable {
     }
 
     /**
-     * The pool filter of an overflowed chain's array of {@code length} slots, from its pool entries'
-     * keys. A chained slot's key is fixed while the bit is held (a slot leaves its chain, and so can
-     * be freed and refilled, only under it), so its meta word's upper half is read as it is; the
-     * lower half, the count and flags, changes by CAS meanwhile and is not used. An opaque load:
-     * atomic, and not merged with or hoisted above the loop's other loads. Bit held.
+     * The pool filter of an overflowed chain, from its pool entries' keys. A chained slot's key is
+     * fixed while the bit is held (a slot leaves its chain, and so can be freed and refilled, only
+     * under it), so its meta word's upper half is read as it is; the lower half, the count and
+     * flags, changes by CAS meanwhile and is not used. An opaque load: atomic, and not merged with
+     * or hoisted above the loop's other loads. Bit held.
      */
-    private long poolFilterOf(int b, int[] chain, int length) {
+    private long poolFilterOf(int b) {
         long filter = 0;
-        for (int pos = 0; pos < length; pos++) {
-            int slot = chain[CHAIN_REFS + pos];
-            if (!isHomeOf(b, slot)) {
-                long meta = (long) LONGS.getOpaque(metaPage(slot), metaIndex(slot));
-                filter |= poolFilterBit(filterMix(keyOf(meta)));
-            }
+        for (int j = 0, pool = records.poolCount(b); j < pool; j++) {
+            int slot = records.poolRef(b, j);
+            long meta = (long) LONGS.getOpaque(metaPage(slot), metaIndex(slot));
+            filter |= poolFilterBit(filterMix(keyOf(meta)));
         }
         return filter;
     }
@@ -571,11 +528,11 @@ final class CompactTable {
         return -1;
     }
 
-    /** Empties the chain and drops its array (close). Bit held. */
+    /** Empties the chain and drops its record (close). Bit held. */
     void clear(int b) {
         setChainBits(b, 0, false, 0);
         keyFilters.set(b, 0);
-        chains[b] = null;
+        records.clear(b);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -626,7 +583,7 @@ final class CompactTable {
     /**
      * Loads, and only loads, the lines that claiming slots {@code [from, to)} will need: for each
      * slot whose meta word shows a claimable pair (one reference, the cache's; not referenced), its
-     * bucket's line and chain array ({@link #touchLine}); a home slot's is its own line, already in
+     * bucket's line and chain record ({@link #touchLine}); a home slot's is its own line, already in
      * hand. The loads are independent of one another, so the processor overlaps their cache
      * misses; the claims that follow, each behind a locked instruction that would wait for its own
      * misses one after the other, then find these lines in the cache. Plain racy loads whose values
@@ -653,9 +610,9 @@ final class CompactTable {
     /**
      * Loads, and only loads, what a lookup or a critical section on bucket {@code b} reads first:
      * its key filter, its line (its first and last long: the line spans one or two cache lines) and,
-     * if the bucket has a chain array, the array's first line after its element of {@code chains}. Loaded before
-     * a lock CAS, or for a batch of keys before any is walked, these misses overlap one another.
-     * Plain racy loads whose values mean nothing (an array replaced meanwhile is as good as any).
+     * if the bucket has a chain record, the record's first int. Loaded before a lock CAS, or for a
+     * batch of keys before any is walked, these misses overlap one another. Plain racy loads whose
+     * values mean nothing (a record replaced meanwhile is as good as any).
      * Never faults.
      *
      * @return a sum of the words loaded, to be consumed by the caller
@@ -663,8 +620,10 @@ final class CompactTable {
     long touchLine(int b) {
         long[] page = linePage(b);
         int base = lineBase(b);
-        int[] chain = chains[b];
-        return keyFilters.touch(b) + page[base] + page[base + LINE_LONGS - 1] + (chain == null ? 0 : chain[0]);
+        int entry = records.lpEntry(b);
+        int[] record = entry == 0 ? null : records.laPage(entry);
+        return keyFilters.touch(b) + page[base] + page[base + LINE_LONGS - 1]
+                + (record == null ? 0 : record[CompactChainRecords.baseOf(entry)]);
     }
 
     /**
@@ -957,17 +916,14 @@ final class CompactTable {
     // Accounting
     // ---------------------------------------------------------------------------------------------
 
-    /** Bytes held by the arrays (lines, values and pool pages, chain arrays and their directory, the delay ring). */
+    /** Bytes held by the arrays (lines, values and pool pages, chain records and their directory, key filters, the delay ring). */
     long footprintBytes() {
-        long bytes = 16L + 4L * metaPages.length + 16L + 4L * valuePages.length + 16L + 4L * chains.length
+        long bytes = 16L + 4L * metaPages.length + 16L + 4L * valuePages.length + records.footprintBytes()
                 + keyFilters.footprintBytes() + delayRing.footprintBytes();
         for (long[][] pages : new long[][][] {metaPages, valuePages}) {
             for (long[] page : pages) {
                 bytes += page == null ? 0 : 16L + 8L * page.length;
             }
-        }
-        for (int[] chain : chains) {
-            bytes += chain == null ? 0 : 16L + 4L * chain.length;
         }
         return bytes;
     }

@@ -83,7 +83,7 @@ final class CompactWalk {
      * version, reads the line). Where the header's pool filter turns the key away, every entry of the key is in the
      * bucket's line, in the order list's order: the walk reads the line alone
      * ({@link #walkLine}), one header load and the meta words beside it. Otherwise it walks the
-     * chain array ({@link #walkChain}).
+     * merged chain ({@link #walkChain}).
      *
      * <p>A reference taken under a version that then fails to validate is given back
      * ({@link CompactSlots#release}) before the retry. That release is refused only where
@@ -169,35 +169,45 @@ final class CompactWalk {
     }
 
     /**
-     * {@link #tryFind}'s walk of the chain array, newest first, from below {@code afterSlot} where
-     * that is in it: the first match or {@link CompactMbCache#NO_ENTRY}, not validated, or
-     * {@link #RETRY} where the array read cannot be the chain of {@code head} (not overflowed,
-     * missing, shorter than the length it holds, or naming no slot: a writer was in the bucket).
+     * {@link #tryFind}'s walk of the merged chain (the order list of {@code head} and the bucket's
+     * record, {@link CompactChainRecords}), newest first, from below {@code afterSlot} where that is
+     * in it: the first match or {@link CompactMbCache#NO_ENTRY}, not validated, or {@link #RETRY}
+     * where the record read cannot be the chain of {@code head} (not overflowed, missing, a count
+     * beyond its capacity, an interleave that does not add up, or a reference naming no slot: a
+     * writer was in the bucket).
      */
     private static long walkChain(CompactTable table, int bucket, long head, int key, long value, boolean byPair,
                                   int afterSlot, boolean acquire) {
-        int[] chain = table.lpChain(bucket);
-        if (!CompactLine.overflowed(head) || chain == null) {
+        int entry = table.records.lpEntry(bucket);
+        int[] record = CompactLine.overflowed(head) ? table.records.laPage(entry) : null;
+        if (record == null) {
             return RETRY;
         }
-        int length = chain[CompactTable.CHAIN_LENGTH];
-        if (length < 0 || length > chain.length - CompactTable.CHAIN_REFS) {
+        int base = CompactChainRecords.baseOf(entry);
+        int capacity = CompactChainRecords.capacityOf(entry);
+        int pool = record[base + CompactChainRecords.POOL_COUNT];
+        if (pool <= 0 || pool > CompactChainRecords.refCapacity(capacity)) {
             return RETRY;
         }
-        int from = length;
-        if (afterSlot != 0) {
-            for (int pos = length - 1; pos >= 0; pos--) {
-                if (chain[CompactTable.CHAIN_REFS + pos] == afterSlot) {
-                    from = pos;
-                    break;
-                }
-            }
-        }
+        int order = CompactLine.orderOf(head);
+        int length = pool + CompactLine.lineLength(order);
+        int refs = base + CompactChainRecords.refBase(capacity);
+        boolean skipping = afterSlot != 0 && chainHolds(table, bucket, record, base, refs, pool, order, length, afterSlot);
         int end = table.end();
-        for (int pos = from - 1; pos >= 0; pos--) {
-            int slot = chain[CompactTable.CHAIN_REFS + pos];
+        for (int pos = length - 1, rest = order; pos >= 0; pos--) {
+            int slot;
+            if (CompactChainRecords.isPoolAt(record, base, pos)) {
+                slot = --pool < 0 ? 0 : record[refs + pool];
+            } else {
+                slot = rest == 0 ? 0 : CompactLine.homeSlot(bucket, rest & 7);
+                rest >>>= 3;
+            }
             if (slot <= 0 || slot >= end || !CompactLine.isSlot(slot)) {
                 return RETRY;
+            }
+            if (skipping) {
+                skipping = slot != afterSlot;
+                continue;
             }
             long[] page = table.laMetaPage(slot);
             if (page == null) {
@@ -214,29 +224,56 @@ final class CompactWalk {
         return NO_ENTRY;
     }
 
+    /** Whether the merged chain {@link #walkChain} reads names {@code slot} (racy reads: bounded, not trusted). */
+    private static boolean chainHolds(CompactTable table, int bucket, int[] record, int base, int refs, int pool,
+                                      int order, int length, int slot) {
+        if (CompactLine.isHomeOf(bucket, slot)) {
+            for (int rest = order; rest != 0; rest >>>= 3) {
+                if (CompactLine.homeSlot(bucket, rest & 7) == slot) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        for (int j = 0; j < pool; j++) {
+            if (record[refs + j] == slot) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Loads, and only loads, what {@link #walkChain} of a key of this {@link CompactTable#filterMix}
-     * would load in bucket {@code b} after its line and chain array: the meta words of the chain's
+     * would load in bucket {@code b} after its line and chain record: the meta words of the chain's
      * pool entries, where the line (read plainly) says the chain has pool entries and its pool
      * filter lets the key through. For a batch of lookups, a round after
      * {@link CompactTable#touchLine} of the same buckets, whose misses it would otherwise wait for.
-     * Plain racy loads whose values mean nothing: a reference is followed only below the array's
-     * own length, into a pool slot below the table's end whose page is there, so it never faults.
+     * Plain racy loads whose values mean nothing: a reference is followed only below the record's
+     * capacity and count, into a pool slot below the table's end whose page is there, so it never
+     * faults.
      *
      * @return a sum of the words loaded, to be consumed ({@link CompactTable#consume})
      */
     static long touchPoolEntries(CompactTable table, int b, int mix) {
         long head = table.linePage(b)[table.lineBase(b)];
-        int[] chain = table.lpChain(b);
-        if (!CompactLine.overflowed(head) || !CompactLine.poolMayHold(head, mix) || chain == null) {
+        int entry = table.records.lpEntry(b);
+        if (!CompactLine.overflowed(head) || !CompactLine.poolMayHold(head, mix)) {
             return 0;
         }
-        int length = Math.min(chain[CompactTable.CHAIN_LENGTH], chain.length - CompactTable.CHAIN_REFS);
+        int[] record = table.records.laPage(entry);
+        if (record == null) {
+            return 0;
+        }
+        int base = CompactChainRecords.baseOf(entry);
+        int capacity = CompactChainRecords.capacityOf(entry);
+        int pool = Math.min(record[base + CompactChainRecords.POOL_COUNT], CompactChainRecords.refCapacity(capacity));
+        int refs = base + CompactChainRecords.refBase(capacity);
         int end = table.end();
         long sum = 0;
-        for (int pos = 0; pos < length; pos++) {
-            int slot = chain[CompactTable.CHAIN_REFS + pos];
-            if (!table.isHome(slot) && slot < end && CompactLine.isSlot(slot)) {
+        for (int j = 0; j < pool; j++) {
+            int slot = record[refs + j];
+            if (slot > 0 && !table.isHome(slot) && slot < end && CompactLine.isSlot(slot)) {
                 long[] page = table.laMetaPage(slot);
                 sum += page == null ? 0 : page[table.metaIndex(slot)];
             }

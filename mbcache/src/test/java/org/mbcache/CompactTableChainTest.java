@@ -3,7 +3,6 @@ package org.mbcache;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -99,7 +98,7 @@ class CompactTableChainTest {
     }
 
     @Test
-    void anEntryBeyondTheLineGoesToThePoolAndTheChainIsKeptWholeInTheArray() {
+    void anEntryBeyondTheLineGoesToThePoolAndTheRecordHoldsOnlyThePoolEntries() {
         List<Integer> added = new ArrayList<>();
         for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
             added.add(addHome(2, key));
@@ -110,10 +109,9 @@ class CompactTableChainTest {
         assertFalse(table.isHome(pool));
         assertTrue(CompactLine.overflowed(header(2)));
         assertEquals(added, chain(2));
-        int[] array = table.lpChain(2);
-        assertNotNull(array);
-        assertEquals(8, array[CompactTable.CHAIN_LENGTH]);
-        assertEquals(1, array[CompactTable.CHAIN_POOL]);
+        assertEquals(8, table.length(2));
+        assertEquals(1, table.records.poolCount(2));
+        assertEquals(pool, table.records.poolRef(2, 0));
         assertEquals(CompactLine.HOME_SLOTS, CompactLine.lineLength(CompactLine.orderOf(header(2))),
                 "the home entries stay in the order list");
     }
@@ -135,9 +133,9 @@ class CompactTableChainTest {
     }
 
     @Test
-    void aChainKeepsItsArrayAfterItsLastPoolEntryLeaves() {
+    void aChainKeepsItsRecordAfterItsLastPoolEntryLeaves() {
         overflowAndEmptyThePoolOfBucketZero();
-        assertTrue(table.lpChain(0) != null, "kept: the next overflow allocates nothing");
+        assertTrue(table.records.lpEntry(0) != 0, "kept: the next overflow allocates nothing");
     }
 
     private void overflowAndEmptyThePoolOfBucketZero() {
@@ -341,26 +339,27 @@ class CompactTableChainTest {
     }
 
     @Test
-    void aPoolLookAheadNeverFaultsOnAChainArrayAWriterIsRewriting() {
+    void aPoolLookAheadNeverFaultsOnARecordAWriterIsRewriting() {
         for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
             addHome(2, key);
         }
         int pool = addPool(2, 100);
-        int[] array = table.lpChain(2);
+        int entry = table.records.lpEntry(2);
+        int[] record = table.records.laPage(entry);
+        int count = CompactChainRecords.baseOf(entry) + CompactChainRecords.POOL_COUNT;
         int mix = table.filterMix(100);
         long poolMeta = CompactSlots.lvMeta(table.metaPage(pool), table.metaIndex(pool));
-        int length = array[CompactTable.CHAIN_LENGTH];
-        array[CompactTable.CHAIN_LENGTH] = Integer.MAX_VALUE; // longer than the array: read to its end
+        record[count] = Integer.MAX_VALUE; // beyond the record's capacity: read to its end
         assertEquals(poolMeta, CompactWalk.touchPoolEntries(table, 2, mix));
-        array[CompactTable.CHAIN_LENGTH] = -1;
+        record[count] = -1;
         assertEquals(0, CompactWalk.touchPoolEntries(table, 2, mix));
-        array[CompactTable.CHAIN_LENGTH] = length;
-        int ref = CompactTable.CHAIN_REFS + length - 1;
+        record[count] = 1;
+        int ref = CompactChainRecords.baseOf(entry) + CompactChainRecords.refBase(CompactChainRecords.capacityOf(entry));
         for (int bogus : new int[] {-1, 0, table.end(), Integer.MAX_VALUE, (pool | 7) + 1}) {
-            array[ref] = bogus; // not a slot below the pool's end: not followed
+            record[ref] = bogus; // not a slot below the pool's end: not followed
             assertEquals(0, CompactWalk.touchPoolEntries(table, 2, mix), "reference " + bogus);
         }
-        array[ref] = pool;
+        record[ref] = pool;
     }
 
     private int freeHome(int b) {

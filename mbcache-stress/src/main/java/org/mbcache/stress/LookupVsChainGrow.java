@@ -27,16 +27,16 @@ import org.mbcache.testing.Backend;
  * backend); the other looks P up by {@code get} and by {@code findFirst}.
  *
  * <p>The compact layout's chain is its bucket's line (seven home slots, their order in the line's
- * header) and, once it outgrows the line, pool slots, with the whole chain in an array of the
- * bucket's. Its variant ({@link Compact}) puts P in the pool: seven fillers fill the line, then P
- * and two more fillers fill the chain array's first capacity (ten slots). The first of the six
- * creates copies the array into a bigger one, while the reader, whose key the header's pool filter
- * lets through, walks the array newest first down to P. A reader that read the old array, or a
- * length beyond the one it holds, must be caught by its validation.
+ * header) and, once it outgrows the line, pool slots, named in a record of the bucket's with their
+ * places among the home entries. Its variant ({@link Compact}) puts P in the pool: seven fillers
+ * fill the line, then P and five more fillers fill a record of six pool entries. The first of the
+ * six creates copies the record into a bigger one, while the reader, whose key the header's pool
+ * filter lets through, walks the chain newest first down to P. A reader that read the old record,
+ * or a count beyond the one it holds, must be caught by its validation.
  *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = creates that inserted (6); {@code r4} =
- * {@code size()} once everything is released (10; 16 on the compact layout), or -99 if the cache refused a
+ * {@code size()} once everything is released (10; 19 on the compact layout), or -99 if the cache refused a
  * release.
  */
 @Outcome(id = "1, 1, 6, 10", expect = ACCEPTABLE, desc = "P found by both lookups while the chain grew.")
@@ -51,8 +51,8 @@ public final class LookupVsChainGrow {
     /** Fillers created before the compact layout's P: they fill its line's home slots. */
     private static final int FIRST_COMPACT = 7;
 
-    /** Fillers created before the compact layout's race: with P, they fill the line and the chain array's first ten places. */
-    private static final int BEFORE_COMPACT = 9;
+    /** Fillers created before the compact layout's race: with P, they fill the line and a record of six pool entries. */
+    private static final int BEFORE_COMPACT = 12;
 
     /** Fillers created during the race. */
     private static final int DURING = 6;
@@ -124,21 +124,21 @@ public final class LookupVsChainGrow {
 
     /**
      * The race on the kernel port in the compact layout (lines of home slots, a pool, a clock for
-     * reclaim), P in a pool slot and the chain array full: the first create replaces the array.
+     * reclaim), P in a pool slot and the chain's record full: the first create replaces the record.
      */
     @JCStressTest
-    @Outcome(id = "1, 1, 6, 16", expect = ACCEPTABLE, desc = "P found by both lookups while the chain array grew.")
-    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while the chain array grew.")
-    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while the chain array grew.")
+    @Outcome(id = "1, 1, 6, 19", expect = ACCEPTABLE, desc = "P found by both lookups while the chain's record grew.")
+    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while the chain's record grew.")
+    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while the chain's record grew.")
     @Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost create, or a wrong count.")
     @State
     public static class Compact extends Race {
-        /** A one-bucket cache: seven fillers in the line, then P and two fillers in the pool. */
+        /** A one-bucket cache: seven fillers in the line, then P and five fillers in the pool. */
         public Compact() {
             super(Backend.COMPACT, FIRST_COMPACT, BEFORE_COMPACT);
         }
 
-        /** Creates six fillers in P's bucket: the first copies the chain array into a bigger one. */
+        /** Creates six fillers in P's bucket: the first copies the chain's record into a bigger one. */
         @Actor
         public void creator(IIII_Result r) {
             grow(r);

@@ -26,16 +26,17 @@ import org.mbcache.testing.Backend;
  *
  * <p>In the compact layout nothing moves in a bucket's line: a removal rewrites the header's order
  * list (P's place in it shifts), which a reader reads in one load with the version ({@link Compact}:
- * the whole chain in the line). A chain longer than its line is also kept whole in the bucket's
- * array, where a removal does shift every newer slot one place down: {@link CompactArrayShift}
- * fills the line with seven fillers first, so that O, P and three more fillers are pool entries,
- * and the reader, whose key the header's pool filter lets through, walks the array while O's
- * removal shifts P and the fillers down.
+ * the whole chain in the line). A chain longer than its line keeps its pool entries in a record
+ * of the bucket's, where a removal does shift every newer pool slot one place down, and the
+ * interleave of pool and home positions with them: {@link CompactRecordShift} fills the line with
+ * seven fillers first, so that O, P and three more fillers are pool entries, and the reader, whose
+ * key the header's pool filter lets through, walks the record while O's removal shifts P and the
+ * fillers down.
  *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = {@code deleteOrGet} of O (of the newest filler
  * handed it back (1) or deleted it (0); {@code r4} = {@code size()} once everything is released (5; 11 in
- * {@link CompactArrayShift}), or -99 if the cache refused a release.
+ * {@link CompactRecordShift}), or -99 if the cache refused a release.
  */
 @Outcome(id = "1, 1, 0, 5", expect = ACCEPTABLE, desc = "P found by both lookups, whenever the shift happened.")
 @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while a removal shifted the chain.")
@@ -43,10 +44,10 @@ import org.mbcache.testing.Backend;
 @Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost entry, or a wrong count.")
 public final class LookupVsChainShift {
 
-    /** Fillers before O in {@link CompactArrayShift}: they fill the line's seven home slots. */
+    /** Fillers before O in {@link CompactRecordShift}: they fill the line's seven home slots. */
     private static final int LINE_FILLERS = 7;
 
-    /** Fillers after P in {@link CompactArrayShift}, in pool slots as O and P are. */
+    /** Fillers after P in {@link CompactRecordShift}, in pool slots as O and P are. */
     private static final int POOL_FILLERS = 3;
 
     private LookupVsChainShift() {
@@ -135,23 +136,23 @@ public final class LookupVsChainShift {
     }
 
     /**
-     * The compact layout's removal inside a chain array: seven fillers in the line, then O, P and
+     * The compact layout's removal inside a chain's record: seven fillers in the line, then O, P and
      * three fillers in pool slots; O's removal shifts P and the newer fillers one place down in the
-     * array the reader walks.
+     * record the reader walks.
      */
     @JCStressTest
-    @Outcome(id = "1, 1, 0, 11", expect = ACCEPTABLE, desc = "P found by both lookups, whenever the array shifted.")
-    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while O's removal shifted the chain array.")
-    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while O's removal shifted the chain array.")
+    @Outcome(id = "1, 1, 0, 11", expect = ACCEPTABLE, desc = "P found by both lookups, whenever the record shifted.")
+    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while O's removal shifted the chain's record.")
+    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while O's removal shifted the chain's record.")
     @Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost entry, or a wrong count.")
     @State
-    public static class CompactArrayShift extends Race {
+    public static class CompactRecordShift extends Race {
         /** A one-bucket cache: seven fillers in the line, then O, P and three fillers in the pool. */
-        public CompactArrayShift() {
+        public CompactRecordShift() {
             super(Backend.COMPACT, LINE_FILLERS, POOL_FILLERS);
         }
 
-        /** Deletes O: P and the fillers after it move one place down in the chain array. */
+        /** Deletes O: P and the fillers after it move one place down in the chain's record. */
         @Actor
         public void remover(IIII_Result r) {
             shift(r);

@@ -1,0 +1,433 @@
+package org.mbcache;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+
+/**
+ * The chain records of a {@link CompactTable}: for each bucket whose chain has entries outside its
+ * line (pool slots, or home slots lent by other lines: its <em>pool entries</em>), one record that
+ * holds those entries' slots and where they fall among the chain's home entries. The home entries
+ * themselves, and their order, are in the bucket's header (its order list); a record never names
+ * them, so a chain of seven home entries and two pool entries takes a 16-byte record.
+ *
+ * <h2>A record</h2>
+ * A record of class {@code c} is {@code 4 << c} consecutive ints ({@link #capacityOf}) of one page:
+ * <ul>
+ *   <li>int 0, {@link #POOL_COUNT}: {@code n}, the chain's pool entries;</li>
+ *   <li>ints {@code [1, 1 + M)}, the <em>interleave</em>: bit {@code pos} of the {@code M} words
+ *       ({@link #maskWords}) is set where chain position {@code pos} (0 the oldest) is a pool entry,
+ *       clear where it is a home entry; the chain's length is {@code n} plus its order list's;</li>
+ *   <li>ints {@code [1 + M, 2M)}: for each interleave word {@code w >= 1}, the pool entries at the
+ *       positions of the words before it, so that a position's pool index is one
+ *       {@link Integer#bitCount} away ({@link #poolIndexAt});</li>
+ *   <li>ints from {@code 2M} ({@link #refBase}): the pool entries' slots, oldest first, at most
+ *       {@link #refCapacity} of them.</li>
+ * </ul>
+ * The interleave has room for {@code refCapacity + 7} positions, so a chain whose record holds its
+ * pool entries always has room for a home entry more. A record is allocated when a chain first
+ * takes a pool entry, replaced by a larger one (a copy) when its pool entries outgrow it, and kept
+ * while the chain leaves and re-enters the pool, until close. A replaced record goes onto its
+ * class's free list and is reused by the next bucket that needs one of its class.
+ *
+ * <h2>Pages and the directory</h2>
+ * A bucket's record is named by its <em>directory entry</em>, an {@code int}: the class (bits
+ * 27-31), the page (bits 12-26, from 1: an entry of 0 names no record) and, in the page, the
+ * record's first int divided by four (bits 0-11). Records of a class up to the page size share
+ * pages of {@link #pageInts} ints (at most 2^14, 64 KiB) cut for that class; a larger record has a
+ * page of its own. So a table has at most {@link #MAX_PAGES} pages and records of at most 2^30
+ * ints; a chain that would need more fails its create with an {@link IllegalStateException}
+ * before anything changes ({@link #reserve}). The table holds no object per bucket or record.
+ *
+ * <h2>Memory ordering</h2>
+ * A record and a bucket's directory entry are written only by the holder of the bucket's lock bit
+ * (plain stores), and read optimistically under the bucket's seqlock, as the header's chain bits
+ * are ({@link CompactTable}'s "Memory ordering"): an optimistic reader ({@link CompactWalk}) reads
+ * the entry and the record plainly, takes the class's capacity from the entry it read (never from
+ * the record), indexes the record only below it, follows a slot only where it names a slot below
+ * the table's end, and then validates the header, so a stale record, or one freed and reused by
+ * another bucket meanwhile, is never trusted and never makes it fault: the holder that replaced
+ * or freed it did so inside its critical section, whose version the reader then fails to
+ * validate. Pages are allocated and the free lists kept under {@link #allocationLock}; a page is
+ * published by a release store of its element of {@link #pages} (or of the whole array, where it
+ * grows), and read with an acquire load ({@link #laPage}), which may find {@code null} for a page a
+ * racing reader has not seen yet: it retries.
+ */
+final class CompactChainRecords {
+
+    private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(int[][].class);
+
+    /** A record's count of pool entries, at this index. */
+    static final int POOL_COUNT = 0;
+    /** A record's first interleave word, at this index. */
+    static final int INTERLEAVE = 1;
+    /** The largest class: records of {@code 4 << 28 = 2^30} ints. */
+    static final int MAX_CLASS = 28;
+    /** The most pages a table has (page 0 is never used: an entry of 0 names no record). */
+    static final int MAX_PAGES = 1 << 15;
+    private static final int CLASS_SHIFT = 27;
+    private static final int PAGE_SHIFT = 12;
+    private static final int PAGE_MASK = MAX_PAGES - 1;
+    private static final int UNIT_MASK = (1 << PAGE_SHIFT) - 1;
+    /** Ints a shared page holds, at most (64 KiB: its unit offsets fit the entry's 12 bits). */
+    private static final int MAX_PAGE_INTS = 1 << 14;
+    /** Ints a shared page holds, at least (tables of a few buckets). */
+    private static final int MIN_PAGE_INTS = 1 << 6;
+
+    /** Per bucket, its record's directory entry, or 0. */
+    private final int[] directory;
+    /** Ints in a shared page: a power of two, a class up to it shares pages. */
+    final int pageInts;
+    /** The most pages, page 0 included: {@link #MAX_PAGES}, fewer in tests. */
+    private final int maxPages;
+    /** The pages, by page index (0 unused); grown by copying, published by a release store. */
+    private volatile int[][] pages = new int[8][];
+    /** Pages allocated, page 0 included. Under {@link #allocationLock}. */
+    private int pageCount = 1;
+    /** Per class, the top of its free list (an entry; the next one's in the record's int 0), or 0. Under the lock. */
+    private final int[] freeHeads = new int[MAX_CLASS + 1];
+    /** Per class up to the page size, the entry its next new record takes from the class's current page, or 0. Under the lock. */
+    private final int[] nextNew = new int[MAX_CLASS + 1];
+    /** Guards the pages' allocation and the free lists (rare: a record's allocation or replacement). */
+    private final Object allocationLock = new Object();
+
+    /** Records for a table of {@code buckets} buckets, none allocated. */
+    CompactChainRecords(int buckets) {
+        this(buckets, Math.max(MIN_PAGE_INTS, Math.min(MAX_PAGE_INTS, Integer.highestOneBit(buckets - 1 | 1) << 3)),
+                MAX_PAGES);
+    }
+
+    /** Records with shared pages of {@code pageInts} ints (a power of two in [64, 2^14]) and at most {@code maxPages} pages (tests). */
+    CompactChainRecords(int buckets, int pageInts, int maxPages) {
+        if (Integer.bitCount(pageInts) != 1 || pageInts < MIN_PAGE_INTS || pageInts > MAX_PAGE_INTS
+                || maxPages < 2 || maxPages > MAX_PAGES) {
+            throw new IllegalArgumentException("pageInts " + pageInts + ", maxPages " + maxPages);
+        }
+        this.directory = new int[buckets];
+        this.pageInts = pageInts;
+        this.maxPages = maxPages;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The layout (static arithmetic)
+    // ---------------------------------------------------------------------------------------------
+
+    /** The ints of a record of class {@code c}. */
+    static int capacity(int c) {
+        return 4 << c;
+    }
+
+    /** The interleave words of a record of {@code capacity} ints: room for {@code capacity + 7} positions. */
+    static int maskWords(int capacity) {
+        return (capacity + 38) >>> 5;
+    }
+
+    /** The index, in a record of {@code capacity} ints, of its first pool entry's slot. */
+    static int refBase(int capacity) {
+        return 2 * maskWords(capacity);
+    }
+
+    /** The pool entries a record of {@code capacity} ints holds. */
+    static int refCapacity(int capacity) {
+        return capacity - refBase(capacity);
+    }
+
+    /** The smallest class whose records hold {@code refs} pool entries. */
+    static int classFor(int refs) {
+        for (int c = 0; c <= MAX_CLASS; c++) {
+            if (refCapacity(capacity(c)) >= refs) {
+                return c;
+            }
+        }
+        throw new IllegalStateException("a chain of " + refs + " pool entries exceeds the largest chain record");
+    }
+
+    /** The class of a directory entry. */
+    static int classOf(int entry) {
+        return entry >>> CLASS_SHIFT;
+    }
+
+    /** The ints of the record a directory entry names. */
+    static int capacityOf(int entry) {
+        return capacity(classOf(entry));
+    }
+
+    /** The index of the record's int 0 in its page. */
+    static int baseOf(int entry) {
+        return (entry & UNIT_MASK) << 2;
+    }
+
+    private static int pageOf(int entry) {
+        return (entry >>> PAGE_SHIFT) & PAGE_MASK;
+    }
+
+    private static int entry(int c, int page, int base) {
+        return c << CLASS_SHIFT | page << PAGE_SHIFT | base >>> 2;
+    }
+
+    /**
+     * The pool index of chain position {@code pos}: the pool entries at the positions before it.
+     * {@code record} is the record's page, {@code base} its int 0, {@code words} its interleave words.
+     */
+    static int poolIndexAt(int[] record, int base, int words, int pos) {
+        int w = pos >>> 5;
+        int before = w == 0 ? 0 : record[base + words + w];
+        return before + Integer.bitCount(record[base + INTERLEAVE + w] & ~(-1 << (pos & 31)));
+    }
+
+    /** Whether chain position {@code pos} of a record is a pool entry. */
+    static boolean isPoolAt(int[] record, int base, int pos) {
+        return (record[base + INTERLEAVE + (pos >>> 5)] >>> pos & 1) != 0;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Optimistic reads (racy; see "Memory ordering")
+    // ---------------------------------------------------------------------------------------------
+
+    /** Bucket {@code b}'s directory entry, plainly: possibly stale, 0 if it has no record. */
+    int lpEntry(int b) {
+        return directory[b];
+    }
+
+    /**
+     * The page of a directory entry read racily, or {@code null} if this thread has not seen it
+     * published, or if the entry is 0. Acquire. A non-null page holds the entry's whole record.
+     */
+    int[] laPage(int entry) {
+        int[][] all = pages;
+        int p = pageOf(entry);
+        return p == 0 || p >= all.length ? null : (int[]) PAGES.getAcquire(all, p);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Bucket b's record, its bucket's bit held
+    // ---------------------------------------------------------------------------------------------
+
+    /** The page of bucket {@code b}'s record. Bit held, a record there. */
+    private int[] pageOfBucket(int b) {
+        return laPage(directory[b]);
+    }
+
+    /** The pool entries of bucket {@code b}'s chain: the record's count, 0 without a record. Bit held. */
+    int poolCount(int b) {
+        int entry = directory[b];
+        return entry == 0 ? 0 : laPage(entry)[baseOf(entry) + POOL_COUNT];
+    }
+
+    /** The slot of pool entry {@code j} (0 the oldest) of bucket {@code b}'s chain. Bit held, {@code j < poolCount}. */
+    int poolRef(int b, int j) {
+        int entry = directory[b];
+        return laPage(entry)[baseOf(entry) + refBase(capacityOf(entry)) + j];
+    }
+
+    /**
+     * The slot at chain position {@code pos} (0 the oldest) of bucket {@code b}'s overflowed chain,
+     * whose order list is {@code order}. Bit held, {@code pos} below the chain's length.
+     */
+    int slotAt(int b, int order, int pos) {
+        int entry = directory[b];
+        int[] record = laPage(entry);
+        int base = baseOf(entry);
+        int capacity = capacityOf(entry);
+        int pool = poolIndexAt(record, base, maskWords(capacity), pos);
+        if (isPoolAt(record, base, pos)) {
+            return record[base + refBase(capacity) + pool];
+        }
+        int home = pos - pool; // the home entry's index, oldest first
+        return CompactLine.homeSlot(b, CompactLine.positionAt(order, CompactLine.lineLength(order) - 1 - home));
+    }
+
+    /**
+     * Makes room for one more pool entry in bucket {@code b}'s chain, which has {@code pool} of them
+     * now (0 where it is not overflowed: a record kept from an earlier overflow is then reset by
+     * {@link #addPool}) and {@code length} entries in all: allocates, before anything changes, a
+     * record large enough, and where the bucket's is smaller, copies it into the new one, names the
+     * new one in the directory and frees the old. Bit held.
+     *
+     * @throws IllegalStateException where the record needed is larger than the largest class, or
+     *     the table's pages are all taken; nothing changed
+     */
+    void reserve(int b, int pool, int length) {
+        int entry = directory[b];
+        if (entry != 0 && refCapacity(capacityOf(entry)) > pool) {
+            return;
+        }
+        int larger = allocate(classFor(pool + 1));
+        if (entry != 0 && pool > 0) {
+            copy(entry, larger, pool, length);
+        }
+        directory[b] = larger;
+        if (entry != 0) {
+            free(entry);
+        }
+    }
+
+    /** Copies a record's {@code pool} entries and {@code length} interleave positions into an empty one of another class. */
+    private void copy(int from, int to, int pool, int length) {
+        int[] source = laPage(from);
+        int[] target = laPage(to);
+        int sourceBase = baseOf(from);
+        int targetBase = baseOf(to);
+        int sourceCapacity = capacityOf(from);
+        int targetCapacity = capacityOf(to);
+        int words = (length + 31) >>> 5;
+        System.arraycopy(source, sourceBase + INTERLEAVE, target, targetBase + INTERLEAVE, words);
+        System.arraycopy(source, sourceBase + refBase(sourceCapacity), target, targetBase + refBase(targetCapacity), pool);
+        target[targetBase + POOL_COUNT] = pool;
+        countPoolBefore(target, targetBase, maskWords(targetCapacity), 1, words - 1);
+    }
+
+    /** Recomputes the pool entries before interleave words {@code [from, to]} ({@code from >= 1}) from the words. */
+    private static void countPoolBefore(int[] record, int base, int words, int from, int to) {
+        for (int w = from; w <= to; w++) {
+            int before = w == 1 ? 0 : record[base + words + w - 1];
+            record[base + words + w] = before + Integer.bitCount(record[base + INTERLEAVE + w - 1]);
+        }
+    }
+
+    /**
+     * Appends pool entry {@code slot} as the newest of bucket {@code b}'s chain of {@code length}
+     * entries, {@code overflowed} or not (where not, the chain is its order list and the record is
+     * reset first). Bit held, {@link #reserve} done.
+     */
+    void addPool(int b, boolean overflowed, int length, int slot) {
+        int entry = directory[b];
+        int[] record = laPage(entry);
+        int base = baseOf(entry);
+        int capacity = capacityOf(entry);
+        int words = maskWords(capacity);
+        if (!overflowed) {
+            record[base + POOL_COUNT] = 0;
+            record[base + INTERLEAVE] = 0; // a chain of its order list: at most 7 home positions, all in word 0
+        }
+        int pool = record[base + POOL_COUNT];
+        record[base + refBase(capacity) + pool] = slot;
+        setPosition(record, base, words, length, true);
+        record[base + POOL_COUNT] = pool + 1;
+    }
+
+    /** Appends a home entry as the newest of bucket {@code b}'s overflowed chain of {@code length} entries. Bit held. */
+    void addHome(int b, int length) {
+        int entry = directory[b];
+        setPosition(laPage(entry), baseOf(entry), maskWords(capacityOf(entry)), length, false);
+    }
+
+    /** Sets interleave position {@code pos}, the chain's new newest, and starts its word's prefix count where it is the word's first. */
+    private static void setPosition(int[] record, int base, int words, int pos, boolean pool) {
+        int w = pos >>> 5;
+        if ((pos & 31) == 0) {
+            record[base + INTERLEAVE + w] = 0;
+            countPoolBefore(record, base, words, Math.max(1, w), w);
+        }
+        if (pool) {
+            record[base + INTERLEAVE + w] |= 1 << pos;
+        } else {
+            record[base + INTERLEAVE + w] &= ~(1 << pos);
+        }
+    }
+
+    /**
+     * Removes chain position {@code pos} (0 the oldest) of bucket {@code b}'s overflowed chain of
+     * {@code length} entries from the record: its interleave position, and where it is a pool
+     * entry, its slot (the newer ones move one place down). Bit held.
+     *
+     * @return whether the position was a pool entry
+     */
+    boolean removeAt(int b, int length, int pos) {
+        int entry = directory[b];
+        int[] record = laPage(entry);
+        int base = baseOf(entry);
+        int capacity = capacityOf(entry);
+        int words = maskWords(capacity);
+        boolean pool = isPoolAt(record, base, pos);
+        if (pool) {
+            int refs = base + refBase(capacity);
+            int n = record[base + POOL_COUNT];
+            int k = poolIndexAt(record, base, words, pos);
+            System.arraycopy(record, refs + k + 1, record, refs + k, n - 1 - k);
+            record[refs + n - 1] = 0;
+            record[base + POOL_COUNT] = n - 1;
+        }
+        int last = (length - 1) >>> 5;
+        for (int w = pos >>> 5; w <= last; w++) {
+            int word = record[base + INTERLEAVE + w];
+            int carry = w < last ? record[base + INTERLEAVE + w + 1] << 31 : 0;
+            int low = w == pos >>> 5 ? word & ~(-1 << (pos & 31)) : 0;
+            int high = w == pos >>> 5 ? (word >>> 1) & (-1 << (pos & 31)) : word >>> 1;
+            record[base + INTERLEAVE + w] = low | high | carry;
+        }
+        countPoolBefore(record, base, words, (pos >>> 5) + 1, last);
+        return pool;
+    }
+
+    /** Drops bucket {@code b}'s record, if any (close). Bit held. */
+    void clear(int b) {
+        int entry = directory[b];
+        if (entry != 0) {
+            directory[b] = 0;
+            free(entry);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Allocation (under the allocation lock)
+    // ---------------------------------------------------------------------------------------------
+
+    /** A record of class {@code c}: from the class's free list, else new. */
+    private int allocate(int c) {
+        synchronized (allocationLock) {
+            int entry = freeHeads[c];
+            if (entry != 0) {
+                freeHeads[c] = laPage(entry)[baseOf(entry)];
+                return entry;
+            }
+            int capacity = capacity(c);
+            if (capacity > pageInts) {
+                return entry(c, newPage(capacity), 0);
+            }
+            entry = nextNew[c];
+            if (entry == 0) {
+                entry = entry(c, newPage(pageInts), 0);
+            }
+            int next = baseOf(entry) + capacity;
+            nextNew[c] = next < pageInts ? entry(c, pageOf(entry), next) : 0;
+            return entry;
+        }
+    }
+
+    /** Puts a record onto its class's free list. */
+    private void free(int entry) {
+        synchronized (allocationLock) {
+            laPage(entry)[baseOf(entry)] = freeHeads[classOf(entry)];
+            freeHeads[classOf(entry)] = entry;
+        }
+    }
+
+    /** A new page of {@code ints}, published; its index. Under the lock. */
+    private int newPage(int ints) {
+        if (pageCount == maxPages) {
+            throw new IllegalStateException("the table's chain records are exhausted (" + maxPages + " pages)");
+        }
+        int[] page = new int[ints];
+        int[][] all = pages;
+        if (pageCount == all.length) {
+            all = Arrays.copyOf(all, Math.min(maxPages, 2 * all.length));
+            all[pageCount] = page;
+            pages = all; // volatile: the copy and the new page with it
+        } else {
+            PAGES.setRelease(all, pageCount, page);
+        }
+        return pageCount++;
+    }
+
+    /** Bytes of the directory, the page array and the pages. */
+    long footprintBytes() {
+        long bytes = 16L + 4L * directory.length;
+        int[][] all = pages;
+        bytes += 16L + 4L * all.length;
+        for (int[] page : all) {
+            bytes += page == null ? 0 : 16L + 4L * page.length;
+        }
+        return bytes;
+    }
+}
