@@ -33,11 +33,13 @@ import java.util.Arrays;
  * <h2>Pages and the directory</h2>
  * A bucket's record is named by its <em>directory entry</em>, an {@code int}: the class (bits
  * 27-31), the page (bits 12-26, from 1: an entry of 0 names no record) and, in the page, the
- * record's first int divided by four (bits 0-11). Records of a class up to the page size share
- * pages of {@link #pageInts} ints (at most 2^14, 64 KiB) cut for that class; a larger record has a
- * page of its own. So a table has at most {@link #MAX_PAGES} pages and records of at most 2^30
- * ints; a chain that would need more fails its create with an {@link IllegalStateException}
- * before anything changes ({@link #reserve}). The table holds no object per bucket or record.
+ * record's index among its class's records in the page (bits 0-11). Records of a class up to
+ * {@link #pageInts} ints (at most 2^16, 256 KiB, scaled down for small tables) share pages cut for
+ * that class, up to 4,096 records a page; a larger record has a page of its own. So a table has at
+ * most {@link #MAX_PAGES} pages, room for 2^27 records of the smallest class, and records of at
+ * most 2^30 ints; a chain that would need more fails its create with an
+ * {@link IllegalStateException} before anything changes ({@link #reserve}). The table holds no
+ * object per bucket or record.
  *
  * <h2>Memory ordering</h2>
  * A record and a bucket's directory entry are written only by the holder of the bucket's lock bit
@@ -68,9 +70,11 @@ final class CompactChainRecords {
     private static final int CLASS_SHIFT = 27;
     private static final int PAGE_SHIFT = 12;
     private static final int PAGE_MASK = MAX_PAGES - 1;
-    private static final int UNIT_MASK = (1 << PAGE_SHIFT) - 1;
-    /** Ints a shared page holds, at most (64 KiB: its unit offsets fit the entry's 12 bits). */
-    private static final int MAX_PAGE_INTS = 1 << 14;
+    private static final int INDEX_MASK = (1 << PAGE_SHIFT) - 1;
+    /** Records a shared page holds, at most (their index in the page fits the entry's 12 bits). */
+    private static final int MAX_RECORDS_PER_PAGE = 1 << PAGE_SHIFT;
+    /** Ints a shared page holds, at most: 256 KiB, below half of G1's smallest region (no humongous page). */
+    private static final int MAX_PAGE_INTS = 1 << 16;
     /** Ints a shared page holds, at least (tables of a few buckets). */
     private static final int MIN_PAGE_INTS = 1 << 6;
 
@@ -97,7 +101,7 @@ final class CompactChainRecords {
                 MAX_PAGES);
     }
 
-    /** Records with shared pages of {@code pageInts} ints (a power of two in [64, 2^14]) and at most {@code maxPages} pages (tests). */
+    /** Records with shared pages of at most {@code pageInts} ints (a power of two in [64, 2^16]) and at most {@code maxPages} pages (tests). */
     CompactChainRecords(int buckets, int pageInts, int maxPages) {
         if (Integer.bitCount(pageInts) != 1 || pageInts < MIN_PAGE_INTS || pageInts > MAX_PAGE_INTS
                 || maxPages < 2 || maxPages > MAX_PAGES) {
@@ -154,15 +158,21 @@ final class CompactChainRecords {
 
     /** The index of the record's int 0 in its page. */
     static int baseOf(int entry) {
-        return (entry & UNIT_MASK) << 2;
+        return (entry & INDEX_MASK) << (classOf(entry) + 2);
     }
 
     private static int pageOf(int entry) {
         return (entry >>> PAGE_SHIFT) & PAGE_MASK;
     }
 
-    private static int entry(int c, int page, int base) {
-        return c << CLASS_SHIFT | page << PAGE_SHIFT | base >>> 2;
+    /** The entry of the {@code index}-th record of class {@code c} in page {@code page}. */
+    private static int entry(int c, int page, int index) {
+        return c << CLASS_SHIFT | page << PAGE_SHIFT | index;
+    }
+
+    /** The records of class {@code c} a shared page holds: 0 for a class larger than a shared page (a page each). */
+    private int recordsPerPage(int c) {
+        return Math.min(MAX_RECORDS_PER_PAGE, pageInts / capacity(c));
     }
 
     /**
@@ -381,16 +391,16 @@ final class CompactChainRecords {
                 freeHeads[c] = laPage(entry)[baseOf(entry)];
                 return entry;
             }
-            int capacity = capacity(c);
-            if (capacity > pageInts) {
-                return entry(c, newPage(capacity), 0);
+            int perPage = recordsPerPage(c);
+            if (perPage == 0) {
+                return entry(c, newPage(capacity(c)), 0);
             }
             entry = nextNew[c];
             if (entry == 0) {
-                entry = entry(c, newPage(pageInts), 0);
+                entry = entry(c, newPage(perPage * capacity(c)), 0);
             }
-            int next = baseOf(entry) + capacity;
-            nextNew[c] = next < pageInts ? entry(c, pageOf(entry), next) : 0;
+            int next = (entry & INDEX_MASK) + 1;
+            nextNew[c] = next < perPage ? entry(c, pageOf(entry), next) : 0;
             return entry;
         }
     }

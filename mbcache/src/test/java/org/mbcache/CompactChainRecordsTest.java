@@ -166,6 +166,20 @@ class CompactChainRecordsTest {
     }
 
     @Test
+    void theSmallestRecordsOfALargeTableShareAPageFourThousandAndNinetySixAtATime() {
+        CompactChainRecords records = new CompactChainRecords(1 << 13);
+        long empty = records.footprintBytes();
+        for (int b = 0; b < 4096; b++) {
+            records.reserve(b, 0, CompactLine.HOME_SLOTS);
+        }
+        long onePage = 16 + 4 * 4096 * CompactChainRecords.capacity(0);
+        assertEquals(empty + onePage, records.footprintBytes());
+        records.reserve(4096, 0, CompactLine.HOME_SLOTS);
+        assertEquals(empty + 2 * onePage, records.footprintBytes());
+        assertNotEquals(records.lpEntry(0), records.lpEntry(4096));
+    }
+
+    @Test
     void aChainBeyondTheLargestRecordIsRefused() {
         CompactChainRecords records = new CompactChainRecords(1);
         assertThrows(IllegalStateException.class, () -> records.reserve(0, Integer.MAX_VALUE - 1, Integer.MAX_VALUE));
