@@ -31,21 +31,24 @@ import java.util.Arrays;
  * class's free list and is reused by the next bucket that needs one of its class.
  *
  * <h2>Pages and the directory</h2>
- * A bucket's record is named by its <em>directory entry</em>, an {@code int}: the class (bits
- * 27-31), the page (bits 12-26, from 1: an entry of 0 names no record) and, in the page, the
- * record's index among its class's records in the page (bits 0-11). Records of a class up to
- * {@link #pageInts} ints (at most 2^16, 256 KiB, scaled down for small tables) share pages cut for
- * that class, up to 4,096 records a page; a larger record has a page of its own. So a table has at
- * most {@link #MAX_PAGES} pages, room for 2^27 records of the smallest class, and records of at
- * most 2^30 ints; a chain that would need more fails its create with an
- * {@link IllegalStateException} before anything changes ({@link #reserve}). The table holds no
- * object per bucket or record.
+ * A bucket's record is named by its <em>directory entry</em>, an {@code int}: the page (bits
+ * 12-31, unsigned, from 1: an entry of 0 names no record) and the record's index in the page (bits
+ * 0-11). A page holds records of one class, named in its int 0 ({@link #PAGE_CLASS}), written
+ * before the page is published and never changed, so a reader takes a record's capacity from the
+ * page its entry names, never from a record. Records of a class up to {@link #pageInts} ints (at
+ * most 2^16, 256 KiB, scaled down for small tables) share pages, up to 4,096 a page; a larger
+ * record has a page of its own. So a table has at most {@link #MAX_PAGES} (2^20) pages, room for
+ * 2^32 records of the smallest class, far beyond what its heap holds, and records of at most 2^30
+ * ints; a chain that would need more fails its create with an {@link IllegalStateException}
+ * before anything changes ({@link #reserve}). The table holds no object per bucket or record.
+ * Records that a replacement freed stay on their class's free list (memory a table's peak left
+ * behind, not a limit).
  *
  * <h2>Memory ordering</h2>
  * A record and a bucket's directory entry are written only by the holder of the bucket's lock bit
  * (plain stores), and read optimistically under the bucket's seqlock, as the header's chain bits
  * are ({@link CompactTable}'s "Memory ordering"): an optimistic reader ({@link CompactWalk}) reads
- * the entry and the record plainly, takes the class's capacity from the entry it read (never from
+ * the entry and the record plainly, takes the capacity from the page the entry names (never from
  * the record), indexes the record only below it, follows a slot only where it names a slot below
  * the table's end, and then validates the header, so a stale record, or one freed and reused by
  * another bucket meanwhile, is never trusted and never makes it fault: the holder that replaced
@@ -66,10 +69,12 @@ final class CompactChainRecords {
     /** The largest class: records of {@code 4 << 28 = 2^30} ints. */
     static final int MAX_CLASS = 28;
     /** The most pages a table has (page 0 is never used: an entry of 0 names no record). */
-    static final int MAX_PAGES = 1 << 15;
-    private static final int CLASS_SHIFT = 27;
+    static final int MAX_PAGES = 1 << 20;
+    /** A page's int 0: the class of its records, set before the page is published and never changed. */
+    static final int PAGE_CLASS = 0;
+    /** A page's first record's int 0, at this index. */
+    static final int PAGE_HEADER = 1;
     private static final int PAGE_SHIFT = 12;
-    private static final int PAGE_MASK = MAX_PAGES - 1;
     private static final int INDEX_MASK = (1 << PAGE_SHIFT) - 1;
     /** Records a shared page holds, at most (their index in the page fits the entry's 12 bits). */
     private static final int MAX_RECORDS_PER_PAGE = 1 << PAGE_SHIFT;
@@ -146,28 +151,28 @@ final class CompactChainRecords {
         throw new IllegalStateException("a chain of " + refs + " pool entries exceeds the largest chain record");
     }
 
-    /** The class of a directory entry. */
-    static int classOf(int entry) {
-        return entry >>> CLASS_SHIFT;
+    /** The class of a page's records (its {@link #PAGE_CLASS} int). */
+    static int classOf(int[] page) {
+        return page[PAGE_CLASS];
     }
 
-    /** The ints of the record a directory entry names. */
-    static int capacityOf(int entry) {
-        return capacity(classOf(entry));
+    /** The ints of each record of a page. */
+    static int capacityOf(int[] page) {
+        return capacity(page[PAGE_CLASS]);
     }
 
-    /** The index of the record's int 0 in its page. */
-    static int baseOf(int entry) {
-        return (entry & INDEX_MASK) << (classOf(entry) + 2);
+    /** The index of the record's int 0 in its page, {@code page} the entry's ({@link #laPage}). */
+    static int baseOf(int entry, int[] page) {
+        return PAGE_HEADER + (entry & INDEX_MASK) * capacityOf(page);
     }
 
     private static int pageOf(int entry) {
-        return (entry >>> PAGE_SHIFT) & PAGE_MASK;
+        return entry >>> PAGE_SHIFT;
     }
 
-    /** The entry of the {@code index}-th record of class {@code c} in page {@code page}. */
-    private static int entry(int c, int page, int index) {
-        return c << CLASS_SHIFT | page << PAGE_SHIFT | index;
+    /** The entry of the {@code index}-th record of page {@code page}. */
+    private static int entry(int page, int index) {
+        return page << PAGE_SHIFT | index;
     }
 
     /** The records of class {@code c} a shared page holds: 0 for a class larger than a shared page (a page each). */
@@ -213,21 +218,21 @@ final class CompactChainRecords {
     // Bucket b's record, its bucket's bit held
     // ---------------------------------------------------------------------------------------------
 
-    /** The page of bucket {@code b}'s record. Bit held, a record there. */
-    private int[] pageOfBucket(int b) {
-        return laPage(directory[b]);
-    }
-
     /** The pool entries of bucket {@code b}'s chain: the record's count, 0 without a record. Bit held. */
     int poolCount(int b) {
         int entry = directory[b];
-        return entry == 0 ? 0 : laPage(entry)[baseOf(entry) + POOL_COUNT];
+        if (entry == 0) {
+            return 0;
+        }
+        int[] page = laPage(entry);
+        return page[baseOf(entry, page) + POOL_COUNT];
     }
 
     /** The slot of pool entry {@code j} (0 the oldest) of bucket {@code b}'s chain. Bit held, {@code j < poolCount}. */
     int poolRef(int b, int j) {
         int entry = directory[b];
-        return laPage(entry)[baseOf(entry) + refBase(capacityOf(entry)) + j];
+        int[] page = laPage(entry);
+        return page[baseOf(entry, page) + refBase(capacityOf(page)) + j];
     }
 
     /**
@@ -236,12 +241,12 @@ final class CompactChainRecords {
      */
     int slotAt(int b, int order, int pos) {
         int entry = directory[b];
-        int[] record = laPage(entry);
-        int base = baseOf(entry);
-        int capacity = capacityOf(entry);
-        int pool = poolIndexAt(record, base, maskWords(capacity), pos);
-        if (isPoolAt(record, base, pos)) {
-            return record[base + refBase(capacity) + pool];
+        int[] page = laPage(entry);
+        int base = baseOf(entry, page);
+        int capacity = capacityOf(page);
+        int pool = poolIndexAt(page, base, maskWords(capacity), pos);
+        if (isPoolAt(page, base, pos)) {
+            return page[base + refBase(capacity) + pool];
         }
         int home = pos - pool; // the home entry's index, oldest first
         return CompactLine.homeSlot(b, CompactLine.positionAt(order, CompactLine.lineLength(order) - 1 - home));
@@ -259,7 +264,7 @@ final class CompactChainRecords {
      */
     void reserve(int b, int pool, int length) {
         int entry = directory[b];
-        if (entry != 0 && refCapacity(capacityOf(entry)) > pool) {
+        if (entry != 0 && refCapacity(capacityOf(laPage(entry))) > pool) {
             return;
         }
         int larger = allocate(classFor(pool + 1));
@@ -276,15 +281,14 @@ final class CompactChainRecords {
     private void copy(int from, int to, int pool, int length) {
         int[] source = laPage(from);
         int[] target = laPage(to);
-        int sourceBase = baseOf(from);
-        int targetBase = baseOf(to);
-        int sourceCapacity = capacityOf(from);
-        int targetCapacity = capacityOf(to);
+        int sourceBase = baseOf(from, source);
+        int targetBase = baseOf(to, target);
         int words = (length + 31) >>> 5;
         System.arraycopy(source, sourceBase + INTERLEAVE, target, targetBase + INTERLEAVE, words);
-        System.arraycopy(source, sourceBase + refBase(sourceCapacity), target, targetBase + refBase(targetCapacity), pool);
+        System.arraycopy(source, sourceBase + refBase(capacityOf(source)), target, targetBase + refBase(capacityOf(target)),
+                pool);
         target[targetBase + POOL_COUNT] = pool;
-        countPoolBefore(target, targetBase, maskWords(targetCapacity), 1, words - 1);
+        countPoolBefore(target, targetBase, maskWords(capacityOf(target)), 1, words - 1);
     }
 
     /** Recomputes the pool entries before interleave words {@code [from, to]} ({@code from >= 1}) from the words. */
@@ -302,24 +306,24 @@ final class CompactChainRecords {
      */
     void addPool(int b, boolean overflowed, int length, int slot) {
         int entry = directory[b];
-        int[] record = laPage(entry);
-        int base = baseOf(entry);
-        int capacity = capacityOf(entry);
-        int words = maskWords(capacity);
+        int[] page = laPage(entry);
+        int base = baseOf(entry, page);
+        int capacity = capacityOf(page);
         if (!overflowed) {
-            record[base + POOL_COUNT] = 0;
-            record[base + INTERLEAVE] = 0; // a chain of its order list: at most 7 home positions, all in word 0
+            page[base + POOL_COUNT] = 0;
+            page[base + INTERLEAVE] = 0; // a chain of its order list: at most 7 home positions, all in word 0
         }
-        int pool = record[base + POOL_COUNT];
-        record[base + refBase(capacity) + pool] = slot;
-        setPosition(record, base, words, length, true);
-        record[base + POOL_COUNT] = pool + 1;
+        int pool = page[base + POOL_COUNT];
+        page[base + refBase(capacity) + pool] = slot;
+        setPosition(page, base, maskWords(capacity), length, true);
+        page[base + POOL_COUNT] = pool + 1;
     }
 
     /** Appends a home entry as the newest of bucket {@code b}'s overflowed chain of {@code length} entries. Bit held. */
     void addHome(int b, int length) {
         int entry = directory[b];
-        setPosition(laPage(entry), baseOf(entry), maskWords(capacityOf(entry)), length, false);
+        int[] page = laPage(entry);
+        setPosition(page, baseOf(entry, page), maskWords(capacityOf(page)), length, false);
     }
 
     /** Sets interleave position {@code pos}, the chain's new newest, and starts its word's prefix count where it is the word's first. */
@@ -346,8 +350,8 @@ final class CompactChainRecords {
     boolean removeAt(int b, int length, int pos) {
         int entry = directory[b];
         int[] record = laPage(entry);
-        int base = baseOf(entry);
-        int capacity = capacityOf(entry);
+        int base = baseOf(entry, record);
+        int capacity = capacityOf(record);
         int words = maskWords(capacity);
         boolean pool = isPoolAt(record, base, pos);
         if (pool) {
@@ -388,19 +392,20 @@ final class CompactChainRecords {
         synchronized (allocationLock) {
             int entry = freeHeads[c];
             if (entry != 0) {
-                freeHeads[c] = laPage(entry)[baseOf(entry)];
+                int[] page = laPage(entry);
+                freeHeads[c] = page[baseOf(entry, page)];
                 return entry;
             }
             int perPage = recordsPerPage(c);
             if (perPage == 0) {
-                return entry(c, newPage(capacity(c)), 0);
+                return entry(newPage(c, 1), 0);
             }
             entry = nextNew[c];
             if (entry == 0) {
-                entry = entry(c, newPage(perPage * capacity(c)), 0);
+                entry = entry(newPage(c, perPage), 0);
             }
             int next = (entry & INDEX_MASK) + 1;
-            nextNew[c] = next < perPage ? entry(c, pageOf(entry), next) : 0;
+            nextNew[c] = next < perPage ? entry(pageOf(entry), next) : 0;
             return entry;
         }
     }
@@ -408,17 +413,19 @@ final class CompactChainRecords {
     /** Puts a record onto its class's free list. */
     private void free(int entry) {
         synchronized (allocationLock) {
-            laPage(entry)[baseOf(entry)] = freeHeads[classOf(entry)];
-            freeHeads[classOf(entry)] = entry;
+            int[] page = laPage(entry);
+            page[baseOf(entry, page)] = freeHeads[classOf(page)];
+            freeHeads[classOf(page)] = entry;
         }
     }
 
-    /** A new page of {@code ints}, published; its index. Under the lock. */
-    private int newPage(int ints) {
+    /** A new page of {@code records} records of class {@code c}, published; its index. Under the lock. */
+    private int newPage(int c, int records) {
         if (pageCount == maxPages) {
             throw new IllegalStateException("the table's chain records are exhausted (" + maxPages + " pages)");
         }
-        int[] page = new int[ints];
+        int[] page = new int[PAGE_HEADER + records * capacity(c)];
+        page[PAGE_CLASS] = c;
         int[][] all = pages;
         if (pageCount == all.length) {
             all = Arrays.copyOf(all, Math.min(maxPages, 2 * all.length));

@@ -623,7 +623,7 @@ final class CompactTable {
         int entry = records.lpEntry(b);
         int[] record = entry == 0 ? null : records.laPage(entry);
         return keyFilters.touch(b) + page[base] + page[base + LINE_LONGS - 1]
-                + (record == null ? 0 : record[CompactChainRecords.baseOf(entry)]);
+                + (record == null ? 0 : record[CompactChainRecords.baseOf(entry, record)]);
     }
 
     /**

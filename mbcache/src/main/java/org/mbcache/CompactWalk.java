@@ -183,8 +183,8 @@ final class CompactWalk {
         if (record == null) {
             return RETRY;
         }
-        int base = CompactChainRecords.baseOf(entry);
-        int capacity = CompactChainRecords.capacityOf(entry);
+        int base = CompactChainRecords.baseOf(entry, record);
+        int capacity = CompactChainRecords.capacityOf(record);
         int pool = record[base + CompactChainRecords.POOL_COUNT];
         if (pool <= 0 || pool > CompactChainRecords.refCapacity(capacity)) {
             return RETRY;
@@ -265,8 +265,8 @@ final class CompactWalk {
         if (record == null) {
             return 0;
         }
-        int base = CompactChainRecords.baseOf(entry);
-        int capacity = CompactChainRecords.capacityOf(entry);
+        int base = CompactChainRecords.baseOf(entry, record);
+        int capacity = CompactChainRecords.capacityOf(record);
         int pool = Math.min(record[base + CompactChainRecords.POOL_COUNT], CompactChainRecords.refCapacity(capacity));
         int refs = base + CompactChainRecords.refBase(capacity);
         int end = table.end();

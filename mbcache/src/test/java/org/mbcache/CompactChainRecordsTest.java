@@ -124,9 +124,9 @@ class CompactChainRecordsTest {
         }
         addPool(records, chain);
         addPool(records, chain);
-        int entry = records.lpEntry(0);
-        assertEquals(0, CompactChainRecords.classOf(entry));
-        assertEquals(16, 4 * CompactChainRecords.capacityOf(entry), "bytes");
+        int[] page = records.laPage(records.lpEntry(0));
+        assertEquals(0, CompactChainRecords.classOf(page));
+        assertEquals(16, 4 * CompactChainRecords.capacityOf(page), "bytes");
         assertHolds(records, chain, "7 + 2");
     }
 
@@ -172,11 +172,21 @@ class CompactChainRecordsTest {
         for (int b = 0; b < 4096; b++) {
             records.reserve(b, 0, CompactLine.HOME_SLOTS);
         }
-        long onePage = 16 + 4 * 4096 * CompactChainRecords.capacity(0);
+        long onePage = 16 + 4 * (CompactChainRecords.PAGE_HEADER + 4096 * CompactChainRecords.capacity(0));
         assertEquals(empty + onePage, records.footprintBytes());
         records.reserve(4096, 0, CompactLine.HOME_SLOTS);
         assertEquals(empty + 2 * onePage, records.footprintBytes());
         assertNotEquals(records.lpEntry(0), records.lpEntry(4096));
+    }
+
+    @Test
+    void theLargestTablesPagesHoldARecordOfEachOfTheFiveSmallestClassesForEveryBucket() {
+        long pages = 0;
+        for (int c = 0; c < 5; c++) { // up to 124 pool entries a chain, each bucket's records of smaller classes freed
+            long perPage = Math.min(4096, (1 << 16) / CompactChainRecords.capacity(c));
+            pages += (CompactTable.MAX_BUCKETS + perPage - 1) / perPage;
+        }
+        assertTrue(pages < CompactChainRecords.MAX_PAGES, pages + " pages");
     }
 
     @Test

@@ -346,7 +346,7 @@ class CompactTableChainTest {
         int pool = addPool(2, 100);
         int entry = table.records.lpEntry(2);
         int[] record = table.records.laPage(entry);
-        int count = CompactChainRecords.baseOf(entry) + CompactChainRecords.POOL_COUNT;
+        int count = CompactChainRecords.baseOf(entry, record) + CompactChainRecords.POOL_COUNT;
         int mix = table.filterMix(100);
         long poolMeta = CompactSlots.lvMeta(table.metaPage(pool), table.metaIndex(pool));
         record[count] = Integer.MAX_VALUE; // beyond the record's capacity: read to its end
@@ -354,7 +354,7 @@ class CompactTableChainTest {
         record[count] = -1;
         assertEquals(0, CompactWalk.touchPoolEntries(table, 2, mix));
         record[count] = 1;
-        int ref = CompactChainRecords.baseOf(entry) + CompactChainRecords.refBase(CompactChainRecords.capacityOf(entry));
+        int ref = CompactChainRecords.baseOf(entry, record) + CompactChainRecords.refBase(CompactChainRecords.capacityOf(record));
         for (int bogus : new int[] {-1, 0, table.end(), Integer.MAX_VALUE, (pool | 7) + 1}) {
             record[ref] = bogus; // not a slot below the pool's end: not followed
             assertEquals(0, CompactWalk.touchPoolEntries(table, 2, mix), "reference " + bogus);
