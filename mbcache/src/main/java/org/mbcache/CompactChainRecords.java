@@ -36,8 +36,9 @@ import java.util.Arrays;
  * 0-11). A page holds records of one class, named in its int 0 ({@link #PAGE_CLASS}), written
  * before the page is published and never changed, so a reader takes a record's capacity from the
  * page its entry names, never from a record. Records of a class up to {@link #pageInts} ints (at
- * most 2^16, 256 KiB, scaled down for small tables) share pages, up to 4,096 a page; a larger
- * record has a page of its own. So a table has at most {@link #MAX_PAGES} (2^20) pages, room for
+ * most 2^16, 256 KiB, scaled down for small tables) share pages: a class's first page holds 16,
+ * each next one twice as many as the one before, up to 4,096 records and {@link #pageInts} ints,
+ * so a class few chains need takes little; a larger record has a page of its own. So a table has at most {@link #MAX_PAGES} (2^20) pages, room for
  * 2^32 records of the smallest class, far beyond what its heap holds, and records of at most 2^30
  * ints; a chain that would need more fails its create with an {@link IllegalStateException}
  * before anything changes ({@link #reserve}). The table holds no object per bucket or record.
@@ -78,6 +79,8 @@ final class CompactChainRecords {
     private static final int INDEX_MASK = (1 << PAGE_SHIFT) - 1;
     /** Records a shared page holds, at most (their index in the page fits the entry's 12 bits). */
     private static final int MAX_RECORDS_PER_PAGE = 1 << PAGE_SHIFT;
+    /** Records a class's first shared page holds; each next page of the class holds twice as many, up to the most. */
+    private static final int FIRST_RECORDS_PER_PAGE = 16;
     /** Ints a shared page holds, at most: 256 KiB, below half of G1's smallest region (no humongous page). */
     private static final int MAX_PAGE_INTS = 1 << 16;
     /** Ints a shared page holds, at least (tables of a few buckets). */
@@ -97,6 +100,10 @@ final class CompactChainRecords {
     private final int[] freeHeads = new int[MAX_CLASS + 1];
     /** Per class up to the page size, the entry its next new record takes from the class's current page, or 0. Under the lock. */
     private final int[] nextNew = new int[MAX_CLASS + 1];
+    /** Per class, the records its current shared page holds. Under the lock. */
+    private final int[] currentPageRecords = new int[MAX_CLASS + 1];
+    /** Per class, the shared pages it has. Under the lock. */
+    private final int[] sharedPages = new int[MAX_CLASS + 1];
     /** Guards the pages' allocation and the free lists (rare: a record's allocation or replacement). */
     private final Object allocationLock = new Object();
 
@@ -402,10 +409,13 @@ final class CompactChainRecords {
             }
             entry = nextNew[c];
             if (entry == 0) {
-                entry = entry(newPage(c, perPage), 0);
+                int records = Math.min(perPage, FIRST_RECORDS_PER_PAGE << Math.min(sharedPages[c], PAGE_SHIFT));
+                entry = entry(newPage(c, records), 0);
+                currentPageRecords[c] = records;
+                sharedPages[c]++;
             }
             int next = (entry & INDEX_MASK) + 1;
-            nextNew[c] = next < perPage ? entry(pageOf(entry), next) : 0;
+            nextNew[c] = next < currentPageRecords[c] ? entry(pageOf(entry), next) : 0;
             return entry;
         }
     }
@@ -435,6 +445,11 @@ final class CompactChainRecords {
             PAGES.setRelease(all, pageCount, page);
         }
         return pageCount++;
+    }
+
+    /** The places of the page array (tests). */
+    int pageSlots() {
+        return pages.length;
     }
 
     /** Bytes of the directory, the page array and the pages. */

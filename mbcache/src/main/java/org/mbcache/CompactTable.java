@@ -108,11 +108,11 @@ import org.mbcache.internal.HashedWaitQueues;
  * upper half is stored opaquely inside the critical section and republished by the unlock with
  * the new version. An optimistic reader takes the order list from the one header load it
  * validates; it reads a chain record (plainly) only when the pool filter lets its key through,
- * indexes it only below the capacity its directory entry names, and follows a reference only if it
- * names a slot ({@link CompactLine#isSlot}) below {@link #end}, so a stale, reused or half-written
- * record never makes it fault or treat a header as a meta word; the holder changes a record only
- * after its odd version, so a reader that saw anything the holder wrote sees the version moved and
- * retries ({@link CompactChainRecords}' "Memory ordering").
+ * indexes it only below the record capacity of the page its directory entry names, and follows a
+ * reference only if it names a slot ({@link CompactLine#isSlot}) below {@link #end}, so a stale,
+ * reused or half-written record never makes it fault or treat a header as a meta word; the holder
+ * changes a record only after its odd version, so a reader that saw anything the holder wrote sees
+ * the version moved and retries ({@link CompactChainRecords}' "Memory ordering").
  *
  * <p>The meta word's protocol and memory order are {@link CompactSlots}'. Pool pages are
  * published by a release store into their directory (the value page before the meta page) and

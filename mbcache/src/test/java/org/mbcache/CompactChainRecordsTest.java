@@ -166,17 +166,25 @@ class CompactChainRecordsTest {
     }
 
     @Test
-    void theSmallestRecordsOfALargeTableShareAPageFourThousandAndNinetySixAtATime() {
-        CompactChainRecords records = new CompactChainRecords(1 << 13);
-        long empty = records.footprintBytes();
-        for (int b = 0; b < 4096; b++) {
-            records.reserve(b, 0, CompactLine.HOME_SLOTS);
+    void aClassesPagesStartAtSixteenRecordsAndDoubleUpToFourThousandAndNinetySix() {
+        CompactChainRecords records = new CompactChainRecords(1 << 20);
+        long footprint = records.footprintBytes() - pageArrayBytes(records);
+        int bucket = 0;
+        for (int pageRecords = 16; pageRecords <= 4096; pageRecords *= 2) {
+            for (int i = 0; i < pageRecords; i++) {
+                records.reserve(bucket++, 0, CompactLine.HOME_SLOTS);
+            }
+            footprint += 16 + 4 * (CompactChainRecords.PAGE_HEADER + pageRecords * CompactChainRecords.capacity(0));
+            assertEquals(footprint, records.footprintBytes() - pageArrayBytes(records), "pages up to " + pageRecords);
         }
-        long onePage = 16 + 4 * (CompactChainRecords.PAGE_HEADER + 4096 * CompactChainRecords.capacity(0));
-        assertEquals(empty + onePage, records.footprintBytes());
-        records.reserve(4096, 0, CompactLine.HOME_SLOTS);
-        assertEquals(empty + 2 * onePage, records.footprintBytes());
-        assertNotEquals(records.lpEntry(0), records.lpEntry(4096));
+        records.reserve(bucket, 0, CompactLine.HOME_SLOTS);
+        footprint += 16 + 4 * (CompactChainRecords.PAGE_HEADER + 4096 * CompactChainRecords.capacity(0));
+        assertEquals(footprint, records.footprintBytes() - pageArrayBytes(records), "no page beyond 4,096 records");
+    }
+
+    /** The bytes of the page array (it grows as pages are added). */
+    private static long pageArrayBytes(CompactChainRecords records) {
+        return 4L * records.pageSlots();
     }
 
     @Test
@@ -184,7 +192,7 @@ class CompactChainRecordsTest {
         long pages = 0;
         for (int c = 0; c < 5; c++) { // up to 124 pool entries a chain, each bucket's records of smaller classes freed
             long perPage = Math.min(4096, (1 << 16) / CompactChainRecords.capacity(c));
-            pages += (CompactTable.MAX_BUCKETS + perPage - 1) / perPage;
+            pages += 9 + (CompactTable.MAX_BUCKETS + perPage - 1) / perPage; // 9: the first pages, 16 to 4,096 records
         }
         assertTrue(pages < CompactChainRecords.MAX_PAGES, pages + " pages");
     }
