@@ -12,7 +12,7 @@ import java.util.Arrays;
  * them, so a chain of seven home entries and two pool entries takes a 16-byte record.
  *
  * <h2>A record</h2>
- * A record of class {@code c} is {@code 4 << c} consecutive ints ({@link #capacityOf}) of one page:
+ * A record of class {@code c} is {@code 4 << c} consecutive ints ({@link #capacity}) of one page:
  * <ul>
  *   <li>int 0, {@link #POOL_COUNT}: {@code n}, the chain's pool entries;</li>
  *   <li>ints {@code [1, 1 + M)}, the <em>interleave</em>: bit {@code pos} of the {@code M} words
@@ -38,12 +38,12 @@ import java.util.Arrays;
  * page its entry names, never from a record. Records of a class up to {@link #pageInts} ints (at
  * most 2^16, 256 KiB, scaled down for small tables) share pages: a class's first page holds 16,
  * each next one twice as many as the one before, up to 4,096 records and {@link #pageInts} ints,
- * so a class few chains need takes little; a larger record has a page of its own. So a table has at most {@link #MAX_PAGES} (2^20) pages, room for
- * 2^32 records of the smallest class, far beyond what its heap holds, and records of at most 2^30
- * ints; a chain that would need more fails its create with an {@link IllegalStateException}
- * before anything changes ({@link #reserve}). The table holds no object per bucket or record.
- * Records that a replacement freed stay on their class's free list (memory a table's peak left
- * behind, not a limit).
+ * so a class few chains need takes little; a larger record has a page of its own. So a table has
+ * at most {@link #MAX_PAGES} (2^20) pages, room for about 2^32 records of the smallest class, far
+ * beyond what its heap holds, and records of at most 2^30 ints; a chain that would need more fails
+ * its create with an {@link IllegalStateException} before anything changes ({@link #reserve}). The
+ * table holds no object per bucket or record. Records that a replacement freed stay on their
+ * class's free list (memory a table's peak left behind, not a limit).
  *
  * <h2>Memory ordering</h2>
  * A record and a bucket's directory entry are written only by the holder of the bucket's lock bit

@@ -27,10 +27,10 @@ import org.mbcache.internal.Snapshots;
  * its line continues in pool slots (16 bytes each), named in a record of the bucket's in shared int
  * pages.
  * A 4-byte key filter a bucket, in a small array of its own, answers most misses without the line.
- * About 26 bytes an entry at six entries a bucket, the size a cache sized from its bound keeps at
+ * About 24 bytes an entry at six entries a bucket, the size a cache sized from its bound keeps at
  * every size (the bucket count need not be a power of two), and a number of objects that grows only
- * by one page per 2^15 pool slots and one per few thousand overflowed chains' records. The collector has nothing per
- * entry to copy or trace. A hit on an entry in its bucket's line reads that line alone, at an address
+ * by one page per 2^15 pool slots and one per 4,096 overflowed chains' records. The collector has
+ * nothing per entry or per bucket to copy or trace. A hit on an entry in its bucket's line reads that line alone, at an address
  * known from the key: it compares the keys there and takes its reference with one CAS in the same
  * line, where MbCache follows about seven references and a list-and-record layout two dependent
  * misses. What a hit cannot shed in either layout is its locked instructions (the reference count's
