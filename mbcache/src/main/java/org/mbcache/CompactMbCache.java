@@ -29,11 +29,11 @@ import org.mbcache.internal.Snapshots;
  * A 4-byte key filter a bucket, in a small array of its own, answers most misses without the line.
  * About 24 bytes an entry at six entries a bucket, the size a cache sized from its bound keeps at
  * every size (the bucket count need not be a power of two), and a number of objects that grows only
- * by one page per 2^15 pool slots and one per 4,096 overflowed chains' records. The collector has
- * nothing per entry or per bucket to copy or trace. A hit on an entry in its bucket's line reads that line alone, at an address
- * known from the key: it compares the keys there and takes its reference with one CAS in the same
- * line, where MbCache follows about seven references and a list-and-record layout two dependent
- * misses. What a hit cannot shed in either layout is its locked instructions (the reference count's
+ * by one page per 2^15 pool slots and one per up to 4,096 overflowed chains' records. The collector
+ * has nothing per entry or per bucket to copy or trace. A hit on an entry in its bucket's line
+ * reads that line alone, at an address known from the key: it compares the keys there and takes
+ * its reference with one CAS in the same line, where MbCache follows about seven references and a
+ * list-and-record layout two dependent misses. What a hit cannot shed in either layout is its locked instructions (the reference count's
  * acquire and release, and the hit counter): each waits for the loads before it. Reclaim is a CLOCK
  * hand over the slots, not a list, so its order is the table's order (see "Reclaim order" below),
  * not creation order.

@@ -192,7 +192,7 @@ final class CompactWalk {
         int order = CompactLine.orderOf(head);
         int length = pool + CompactLine.lineLength(order);
         int refs = base + CompactChainRecords.refBase(capacity);
-        boolean skipping = afterSlot != 0 && chainHolds(table, bucket, record, base, refs, pool, order, length, afterSlot);
+        boolean skipping = afterSlot != 0 && chainHolds(bucket, record, refs, pool, order, afterSlot);
         int end = table.end();
         for (int pos = length - 1, rest = order; pos >= 0; pos--) {
             int slot;
@@ -225,8 +225,7 @@ final class CompactWalk {
     }
 
     /** Whether the merged chain {@link #walkChain} reads names {@code slot} (racy reads: bounded, not trusted). */
-    private static boolean chainHolds(CompactTable table, int bucket, int[] record, int base, int refs, int pool,
-                                      int order, int length, int slot) {
+    private static boolean chainHolds(int bucket, int[] record, int refs, int pool, int order, int slot) {
         if (CompactLine.isHomeOf(bucket, slot)) {
             for (int rest = order; rest != 0; rest >>>= 3) {
                 if (CompactLine.homeSlot(bucket, rest & 7) == slot) {
