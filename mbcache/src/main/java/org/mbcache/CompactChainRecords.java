@@ -100,8 +100,6 @@ final class CompactChainRecords {
     private final int[] freeHeads = new int[MAX_CLASS + 1];
     /** Per class up to the page size, the entry its next new record takes from the class's current page, or 0. Under the lock. */
     private final int[] nextNew = new int[MAX_CLASS + 1];
-    /** Per class, the records its current shared page holds. Under the lock. */
-    private final int[] currentPageRecords = new int[MAX_CLASS + 1];
     /** Per class, the shared pages it has. Under the lock. */
     private final int[] sharedPages = new int[MAX_CLASS + 1];
     /** Guards the pages' allocation and the free lists (rare: a record's allocation or replacement). */
@@ -185,6 +183,11 @@ final class CompactChainRecords {
     /** The records of class {@code c} a shared page holds: 0 for a class larger than a shared page (a page each). */
     private int recordsPerPage(int c) {
         return Math.min(MAX_RECORDS_PER_PAGE, pageInts / capacity(c));
+    }
+
+    /** The records the {@code k}-th shared page of class {@code c} holds (0 the first): 16, doubling, up to {@link #recordsPerPage}. */
+    private int sharedPageRecords(int c, int k) {
+        return Math.min(recordsPerPage(c), FIRST_RECORDS_PER_PAGE << Math.min(k, PAGE_SHIFT));
     }
 
     /**
@@ -403,19 +406,16 @@ final class CompactChainRecords {
                 freeHeads[c] = page[baseOf(entry, page)];
                 return entry;
             }
-            int perPage = recordsPerPage(c);
-            if (perPage == 0) {
+            if (recordsPerPage(c) == 0) {
                 return entry(newPage(c, 1), 0);
             }
             entry = nextNew[c];
             if (entry == 0) {
-                int records = Math.min(perPage, FIRST_RECORDS_PER_PAGE << Math.min(sharedPages[c], PAGE_SHIFT));
-                entry = entry(newPage(c, records), 0);
-                currentPageRecords[c] = records;
+                entry = entry(newPage(c, sharedPageRecords(c, sharedPages[c])), 0);
                 sharedPages[c]++;
             }
             int next = (entry & INDEX_MASK) + 1;
-            nextNew[c] = next < currentPageRecords[c] ? entry(pageOf(entry), next) : 0;
+            nextNew[c] = next < sharedPageRecords(c, sharedPages[c] - 1) ? entry(pageOf(entry), next) : 0;
             return entry;
         }
     }

@@ -33,10 +33,10 @@ import org.mbcache.internal.Snapshots;
  * has nothing per entry or per bucket to copy or trace. A hit on an entry in its bucket's line
  * reads that line alone, at an address known from the key: it compares the keys there and takes
  * its reference with one CAS in the same line, where MbCache follows about seven references and a
- * list-and-record layout two dependent misses. What a hit cannot shed in either layout is its locked instructions (the reference count's
- * acquire and release, and the hit counter): each waits for the loads before it. Reclaim is a CLOCK
- * hand over the slots, not a list, so its order is the table's order (see "Reclaim order" below),
- * not creation order.
+ * list-and-record layout two dependent misses. What a hit cannot shed in either layout is its
+ * locked instructions (the reference count's acquire and release, and the hit counter): each waits
+ * for the loads before it. Reclaim is a CLOCK hand over the slots, not a list, so its order is
+ * the table's order (see "Reclaim order" below), not creation order.
  *
  * <p><b>Two APIs.</b> The {@link DedupCache} methods hand out {@link CacheEntry} objects that are
  * light views of a handle: a new 32-byte object per lookup, which the cache does not keep, so a
