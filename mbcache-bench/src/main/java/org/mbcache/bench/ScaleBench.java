@@ -36,7 +36,9 @@ import org.mbcache.DedupCache;
  * <ul>
  *   <li>{@code B/entry}: the heap retained per entry after a full collection (index and slack
  *       included); {@code churnedB/entry} the same after the churn rows (and the GC line), over
- *       {@code n} again: what a full structure keeps once creates at the bound have run;</li>
+ *       {@code n} again: what a full structure keeps once creates at the bound have run;
+ *       {@code turnedB/entry} (with {@code --turnovers K}) the same once at least {@code K * n}
+ *       creates have run since the fill, so that every entry of the fill has been replaced;</li>
  *   <li>{@code hit}, {@code miss}: a lookup of a present or absent key, released (the caches:
  *       {@code findFirst}+{@code release}; {@code compact}: the primitive handles; the maps:
  *       {@code get});</li>
@@ -126,12 +128,15 @@ public final class ScaleBench {
             return;
         }
         System.out.println();
-        System.out.println(table(run(options.sizes, options.backends, System.out, true, options.jvmArgs)));
+        System.out.println(table(run(options.sizes, options.backends, System.out, true, options.jvmArgs, options.turnovers)));
     }
 
     /** What {@code scale --help} prints, and a refused command line after its message. */
-    static final String USAGE = "usage: java -jar mbcache-bench.jar scale [--sizes N,...] [--jvm-arg ARG]... [BACKEND...]\n"
+    static final String USAGE = "usage: java -jar mbcache-bench.jar scale [--sizes N,...] [--jvm-arg ARG]... [--turnovers K] "
+            + "[BACKEND...]\n"
             + "  sizes: entry counts, at least 1,000 each (default 100000,1000000)\n"
+            + "  turnovers: 0 to 100 (default 0); above 0, each child goes on creating at the bound until K * N creates\n"
+            + "    since the fill, then reports turnedB/entry: the heap retained per entry once the structure has turned over\n"
             + "  backends: any of " + knownBackends() + " (default " + BACKENDS + ")\n"
             + "  hit2t, miss2t: hit and miss by two threads at once over the same structure, ns/op per thread\n"
             + "    (each thread's time over its own " + OPS + " operations; the slower thread's, median of " + ROUNDS + " rounds)\n"
@@ -154,12 +159,14 @@ public final class ScaleBench {
         final List<Long> sizes = new ArrayList<>(List.of(100_000L, 1_000_000L));
         final List<String> backends = new ArrayList<>();
         final List<String> jvmArgs = new ArrayList<>();
+        /** {@code --turnovers}: creates at the bound, in multiples of {@code n}, before {@code turnedB/entry}; 0 skips it. */
+        int turnovers;
 
         /**
          * The options of {@code args}, or {@code null} if they ask for the usage text.
          *
          * @throws IllegalArgumentException for an unknown option or backend, an option without its
-         *     value, or a size that is not a number of at least 1,000
+         *     value, a size that is not a number of at least 1,000, or turnovers not in [0, 100]
          */
         static Options parse(String[] args) {
             Options options = new Options();
@@ -169,13 +176,17 @@ public final class ScaleBench {
                 if (arg.equals("-h") || arg.equals("--help") || arg.equals("help")) {
                     return null;
                 }
-                if (arg.equals("--sizes") || arg.equals("--jvm-arg")) {
+                if (arg.equals("--sizes") || arg.equals("--jvm-arg") || arg.equals("--turnovers")) {
                     if (i + 1 >= args.length) {
                         throw new IllegalArgumentException(arg + " needs a value");
                     }
                     String value = args[++i];
                     if (arg.equals("--jvm-arg")) {
                         options.jvmArgs.add(value);
+                        continue;
+                    }
+                    if (arg.equals("--turnovers")) {
+                        options.turnovers = turnovers(value.trim());
                         continue;
                     }
                     options.sizes.clear();
@@ -196,15 +207,24 @@ public final class ScaleBench {
             return options;
         }
 
+        private static int turnovers(String text) {
+            return (int) number("turnovers", text, 0, 100, "0 to 100");
+        }
+
         private static long size(String text) {
+            return number("size", text, 1000, Long.MAX_VALUE, "at least 1000");
+        }
+
+        /** {@code text} as a number in {@code [min, max]}, else an exception naming {@code what} and {@code range}. */
+        private static long number(String what, String text, long min, long max, String range) {
             long n;
             try {
                 n = Long.parseLong(text);
             } catch (NumberFormatException notANumber) {
-                throw new IllegalArgumentException("size is not a number: " + text);
+                throw new IllegalArgumentException(what + " is not a number: " + text);
             }
-            if (n < 1000) {
-                throw new IllegalArgumentException("size must be at least 1000, was " + n);
+            if (n < min || n > max) {
+                throw new IllegalArgumentException(what + " must be " + range + ", was " + n);
             }
             return n;
         }
@@ -213,7 +233,7 @@ public final class ScaleBench {
     /** {@link #run(List, List, PrintStream, boolean, List)} with no extra JVM arguments. */
     static List<Map<String, String>> run(List<Long> sizes, List<String> backends, PrintStream echo, boolean gcLine)
             throws Exception {
-        return run(sizes, backends, echo, gcLine, List.of());
+        return run(sizes, backends, echo, gcLine, List.of(), 0);
     }
 
     /**
@@ -221,11 +241,13 @@ public final class ScaleBench {
      *
      * @param gcLine whether each child also churns for 3 s for its GC line
      * @param jvmArgs passed to every child after its heap options
+     * @param turnovers creates at the bound, in multiples of the size, before each child's
+     *     {@code turnedB/entry} (0: none, no such column)
      * @return the children's result rows (a child that failed leaves none)
      * @throws Exception if a child cannot be started
      */
     static List<Map<String, String>> run(List<Long> sizes, List<String> backends, PrintStream echo, boolean gcLine,
-                                         List<String> jvmArgs) throws Exception {
+                                         List<String> jvmArgs, int turnovers) throws Exception {
         List<Map<String, String>> rows = new ArrayList<>();
         for (long n : sizes) {
             for (String backend : backends) {
@@ -244,7 +266,8 @@ public final class ScaleBench {
                 List<String> options = new ArrayList<>(List.of("-Xms" + heapMb + "m", "-Xmx" + heapMb + "m", "-XX:+AlwaysPreTouch"));
                 options.addAll(jvmArgs);
                 QuickRun.childJvm(Child.class, options,
-                        List.of(backend, Long.toString(n), Boolean.toString(gcLine)), line -> { }, capture);
+                        List.of(backend, Long.toString(n), Boolean.toString(gcLine), Integer.toString(turnovers)), line -> { },
+                        capture);
             }
         }
         return rows;
@@ -265,9 +288,12 @@ public final class ScaleBench {
      */
     static String table(List<Map<String, String>> rows) {
         StringBuilder out = new StringBuilder();
-        String[] columns = {"backend", "n", "B/entry", "churnedB/entry", "hit", "batch-hit", "miss", "dup", "churn", "hit2t", "miss2t", "hitB/op",
+        String[] columns = {"backend", "n", "B/entry", "churnedB/entry", "turnedB/entry", "hit", "batch-hit", "miss", "dup", "churn", "hit2t", "miss2t", "hitB/op",
                 "batch-hitB/op", "missB/op", "dupB/op", "churnB/op", "gcPauses", "gcTotalMs", "gcMaxMs", "otherCpuMs",
                 "runGcPauses", "runGcMaxMs"};
+        if (rows.stream().noneMatch(row -> row.containsKey("turnedB/entry"))) {
+            columns = Arrays.stream(columns).filter(column -> !column.equals("turnedB/entry")).toArray(String[]::new);
+        }
         out.append("| ").append(String.join(" | ", columns)).append(" |\n");
         out.append("|").append(" --- |".repeat(columns.length)).append("\n");
         for (Map<String, String> row : rows) {
@@ -679,13 +705,16 @@ public final class ScaleBench {
         /**
          * Measures and prints one result line.
          *
-         * @param args {@code BACKEND N [GC_LINE]} ({@code GC_LINE}: {@code false} skips the GC line)
+         * @param args {@code BACKEND N [GC_LINE [TURNOVERS]]} ({@code GC_LINE}: {@code false} skips the GC
+         *     line; {@code TURNOVERS}: creates at the bound, in multiples of {@code N}, before
+         *     {@code turnedB/entry}, 0 or absent for none)
          */
         public static void main(String[] args) {
             GcPauses run = GcPauses.start();
             String backend = args[0];
             long n = Long.parseLong(args[1]);
             boolean gcLine = args.length < 3 || Boolean.parseBoolean(args[2]);
+            int turnovers = args.length < 4 ? 0 : Integer.parseInt(args[3]);
             int mask = OPS - 1;
             java.util.SplittableRandom random = new java.util.SplittableRandom(42);
             int[] hits = new int[OPS];
@@ -764,6 +793,13 @@ public final class ScaleBench {
                 gcLine(row, subject, next, n);
             }
             row.put("churnedB/entry", format((usedAfterGc() - before) / (double) n));
+            if (turnovers > 0) { // on from the churn rows until turnovers * n creates since the fill
+                for (long last = n + turnovers * n; next[0] < last; ) {
+                    long j = next[0]++;
+                    subject.churn(key(j), j, key(j - n));
+                }
+                row.put("turnedB/entry", format((usedAfterGc() - before) / (double) n));
+            }
             // The key arrays were counted in before: reachable to here, or their 16 MiB leaves churnedB/entry.
             sink += hits[0] + misses[0] + hitValues[0];
             run.close();

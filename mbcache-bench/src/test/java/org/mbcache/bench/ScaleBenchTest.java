@@ -26,6 +26,16 @@ class ScaleBenchTest {
         assertEquals(List.of(100_000L, 1_000_000L), options.sizes);
         assertEquals(ScaleBench.BACKENDS, options.backends);
         assertTrue(options.jvmArgs.isEmpty());
+        assertEquals(0, options.turnovers);
+    }
+
+    @Test
+    void turnoversAreANumberFromZeroToAHundred() {
+        assertEquals(3, ScaleBench.Options.parse(new String[] {"--turnovers", "3", "compact"}).turnovers);
+        assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--turnovers"}));
+        assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--turnovers", "-1"}));
+        assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--turnovers", "101"}));
+        assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--turnovers", "x"}));
     }
 
     @Test
@@ -60,6 +70,16 @@ class ScaleBenchTest {
         assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--sizes", "1e6"}));
         assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--sizes", "999"}));
         assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {"--jvm-arg"}));
+    }
+
+    @Test
+    void theTurnedOverColumnIsShownOnlyWhereAChildReportedIt() {
+        Map<String, String> compact = new java.util.LinkedHashMap<>(row("compact", "286", "21.7", "300", "390"));
+        assertTrue(ScaleBench.table(List.of(compact)).startsWith("| backend | n | B/entry | churnedB/entry | hit |"));
+        compact.put("turnedB/entry", "28.9");
+        String table = ScaleBench.table(List.of(compact));
+        assertTrue(table.startsWith("| backend | n | B/entry | churnedB/entry | turnedB/entry | hit |"), table);
+        assertTrue(table.contains("| 28.9 |"), table);
     }
 
     private static Map<String, String> row(String backend, String hit, String miss, String dup, String churn) {
