@@ -26,9 +26,9 @@ import java.util.Arrays;
  * </ul>
  * The interleave has room for {@code refCapacity + 7} positions, so a chain whose record holds its
  * pool entries always has room for a home entry more. A record is allocated when a chain first
- * takes a pool entry, replaced by a larger one (a copy) when its pool entries outgrow it, and kept
- * while the chain leaves and re-enters the pool, until close. A replaced record goes onto its
- * class's free list and is reused by the next bucket that needs one of its class.
+ * takes a pool entry, replaced by a larger one (a copy) when its pool entries outgrow it, and given
+ * back ({@link #clear}) when its last pool entry leaves. A replaced or given-back record goes onto
+ * its class's free list and is reused by the next bucket that needs one of its class.
  *
  * <h2>Pages and the directory</h2>
  * A bucket's record is named by its <em>directory entry</em>, an {@code int}: the page (bits
@@ -384,7 +384,7 @@ final class CompactChainRecords {
         return pool;
     }
 
-    /** Drops bucket {@code b}'s record, if any (close). Bit held. */
+    /** Gives bucket {@code b}'s record, if any, to its class's free list (its chain left the pool, or close). Bit held. */
     void clear(int b) {
         int entry = directory[b];
         if (entry != 0) {

@@ -449,7 +449,7 @@ public final class CompactMbCache extends KernelPortCache {
             long outcome = lineReclaimed == 0 ? 0 : LINE_RECLAIMED;
             int reclaimed = 0;
             if (length >= chainCap) {
-                reclaimed = CompactWalk.reclaimForRoom(table, bucket, chainCap);
+                reclaimed = CompactWalk.reclaimForRoom(table, bucket, chainCap, !CompactLine.isHomeOf(bucket, slot));
                 outcome |= ((long) length << 32) | reclaimed;
             }
             CompactSlots.makeLive(table, slot, key, value, reusable);

@@ -83,9 +83,11 @@ import org.mbcache.internal.HashedWaitQueues;
  * decides from the line alone: every entry of that key is in the line, in the order list's order.
  * Otherwise it walks the merged chain. A create takes a free home slot of its bucket when there is
  * one (a slot not in the order list, free and not resting, {@link #freeHomeSlot}), else a pool
- * slot. A bucket's record is allocated when its chain first overflows, and kept until close (a
- * chain going in and out of the pool does not allocate each time), replaced by a larger one as
- * its pool entries grow. Records live in int pages: the table holds no object per bucket or
+ * slot. A bucket's record is allocated when its chain overflows, replaced by a larger one as its
+ * pool entries grow, and given back when its last pool entry leaves ({@link #removeAt}): a bucket
+ * holds a record only while its chain is in the pool, so a cache that turns over at its bound,
+ * where in time most chains pass through the pool, keeps records for the chains in it now, not
+ * for every chain that ever was. Records live in int pages: the table holds no object per bucket or
  * entry. Entries never move: a slot is its entry's place for the entry's life, so handles stay
  * valid.
  *
@@ -459,9 +461,20 @@ final class CompactTable {
      * others; returns its slot. Bit held. A home slot leaves the order list. In an overflowed chain
      * the position also leaves the record; a pool slot's removal rebuilds the pool filter from the
      * pool entries left ({@link #poolFilterOf}), and the last one's clears it and the overflowed
-     * bit: the order list is then the whole chain again.
+     * bit and gives the record back ({@link CompactChainRecords#clear}): the order list is then the
+     * whole chain again. Optimistic readers of the record fail to validate the version this
+     * critical section ends with, as they do when a record is replaced.
      */
     int removeAt(int b, int pos) {
+        return removeAt(b, pos, false);
+    }
+
+    /**
+     * {@link #removeAt(int, int)}, keeping the record with {@code keepRecord} where the last pool
+     * entry leaves: for a create whose room for a pool entry is reserved ({@link #ensureRoom}) and
+     * which reclaims for the chain cap before it adds the entry. Bit held.
+     */
+    int removeAt(int b, int pos, boolean keepRecord) {
         long head = lpHeader(b);
         int order = orderOf(head);
         boolean overflowed = overflowed(head);
@@ -471,6 +484,9 @@ final class CompactTable {
             slot = records.slotAt(b, order, pos);
             if (records.removeAt(b, lineLength(order) + records.poolCount(b), pos)) {
                 if (records.poolCount(b) == 0) {
+                    if (!keepRecord) {
+                        records.clear(b);
+                    }
                     overflowed = false;
                     poolFilter = 0;
                 } else {

@@ -306,11 +306,14 @@ final class CompactWalk {
 
     /**
      * Reclaims the chain's oldest unheld entries until one more fits under {@code chainCap}: a
-     * referenced one loses its flag and is passed over once. Bit held; allocation-free.
+     * referenced one loses its flag and is passed over once. Bit held; allocation-free. With
+     * {@code keepRecord} (the create's new entry is a pool entry, whose room
+     * {@link CompactTable#ensureRoom} reserved), the chain keeps its record even where the last of
+     * its pool entries goes.
      *
      * @return the entries reclaimed
      */
-    static int reclaimForRoom(CompactTable table, int bucket, int chainCap) {
+    static int reclaimForRoom(CompactTable table, int bucket, int chainCap, boolean keepRecord) {
         int reclaimed = 0;
         for (int round = 0; round < 2 && table.length(bucket) >= chainCap; round++) {
             int pos = 0;
@@ -320,7 +323,7 @@ final class CompactWalk {
                 int at = table.metaIndex(slot);
                 long meta = lvMeta(page, at);
                 if ((meta & REFERENCED) == 0 && CompactSlots.tryClaim(table, slot, page, at, meta, true)) {
-                    table.removeAt(bucket, pos);
+                    table.removeAt(bucket, pos, keepRecord);
                     table.free(slot);
                     reclaimed++;
                     continue;
@@ -424,8 +427,8 @@ final class CompactWalk {
      * Checks that every live slot is in its key's chain, every chain reference is a live slot of
      * the chain's bucket, and a chain's home slots of its own line are exactly those its order list
      * names (what {@link #walkLine}'s single-match path relies on: a live slot of the line holding a
-     * key of the bucket is in the order list); the first breach as an {@link AssertionError}. Quiet
-     * tables only; for tests.
+     * key of the bucket is in the order list), and a bucket holds a chain record only while its chain
+     * is in the pool; the first breach as an {@link AssertionError}. Quiet tables only; for tests.
      */
     static void checkChains(CompactTable table) {
         for (int slot = 1; slot < table.end(); slot++) {
@@ -452,6 +455,9 @@ final class CompactWalk {
             if (ownHome != listed) {
                 throw new AssertionError("bucket " + bucket + "'s order list names line positions "
                         + Integer.toBinaryString(listed) + ", its chain holds " + Integer.toBinaryString(ownHome));
+            }
+            if (!CompactLine.overflowed(table.laVersion(bucket)) && table.records.lpEntry(bucket) != 0) {
+                throw new AssertionError("bucket " + bucket + " keeps a chain record with no pool entry in its chain");
             }
         }
     }

@@ -133,18 +133,21 @@ class CompactTableChainTest {
     }
 
     @Test
-    void aChainKeepsItsRecordAfterItsLastPoolEntryLeaves() {
-        overflowAndEmptyThePoolOfBucketZero();
-        assertTrue(table.records.lpEntry(0) != 0, "kept: the next overflow allocates nothing");
-    }
-
-    private void overflowAndEmptyThePoolOfBucketZero() {
+    void aChainGivesItsRecordBackWhenItsLastPoolEntryLeavesAndTheNextOverflowTakesIt() {
         for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
             addHome(0, key);
         }
         addPool(0, 100);
+        int record = table.records.lpEntry(0);
+        assertNotEquals(0, record);
         remove(0, CompactLine.HOME_SLOTS); // the pool entry, the newest
         assertFalse(CompactLine.overflowed(header(0)));
+        assertEquals(0, table.records.lpEntry(0), "given back: a bucket holds a record only while its chain is in the pool");
+        for (int key = 0; key < CompactLine.HOME_SLOTS; key++) {
+            addHome(1, 200 + key);
+        }
+        addPool(1, 300);
+        assertEquals(record, table.records.lpEntry(1), "the next chain to overflow takes it from its class's free list");
     }
 
     @Test
