@@ -36,7 +36,7 @@ final class CompactEntry extends CachedPair {
 
     @Override
     public String toString() {
-        return "CompactMbCache.Entry[key=" + key + ", value=" + value + ", slot=" + (int) handle
+        return "CompactMbCache.Entry[key=" + key + ", value=" + value + ", slot=" + CompactSlots.slotOf(handle)
                 + ", generation=" + CompactSlots.generationOf(handle) + "]";
     }
 

@@ -6,10 +6,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The format of {@link CompactMbCache}'s primitive handles, and the tag that tells one cache's
  * handles from another's. A handle is three fields in a {@code long}:
  *
- * <pre>    bits 48-63: the cache's tag    bits 32-47: the slot's generation    bits 0-31: the slot</pre>
+ * <pre>    bits 48-63: the cache's tag    bits 31-47: the slot's generation    bits 0-30: the slot</pre>
  *
  * The generation is the one in the slot's meta word ({@link CompactSlots#GENERATION_MASK}) when the
- * handle was handed out; the slot is below {@code 2^30}, so bits 30-31 are zero and no handle equals
+ * handle was handed out ({@link CompactSlots#slotOf} and {@link CompactSlots#generationOf} take
+ * them apart); the slot is below {@link CompactTable}'s slot limit (under {@code 1.7 x 2^30}), so
+ * bits 0-30 are never all set, nor all set but the lowest two, and no handle equals
  * {@link CompactMbCache#NO_ENTRY} (-1), nor the negative answers of {@link CompactWalk}, whatever
  * the tag. The walks inside the cache pass untagged handles (tag 0) among themselves
  * ({@link CompactSlots#handleOf}, the contention vote's keys); every handle a public method returns

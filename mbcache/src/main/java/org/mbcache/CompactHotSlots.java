@@ -66,7 +66,7 @@ final class CompactHotSlots implements HotReferences.Host {
      * by handle).
      */
     boolean noteContention(long handle) {
-        int slot = ContentionVote.slotOf((int) handle);
+        int slot = ContentionVote.slotOf(CompactSlots.slotOf(handle));
         int verdict = contentionVote.tally(slot, contended[slot] == handle);
         if (verdict == ContentionVote.TAKE_OVER) {
             contended[slot] = handle;

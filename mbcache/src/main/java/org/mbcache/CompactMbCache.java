@@ -46,22 +46,22 @@ import org.mbcache.internal.Snapshots;
  * API ({@link #findFirstHandle}, {@link #getHandle},
  * {@link #deleteOrGetHandle}, {@link #findNextHandle}, {@link #release(long)} and the rest) hands
  * out {@code long} handles instead and allocates nothing: lookups, refused duplicates and new
- * creates are 0 bytes an operation. A handle is the slot index in the low 32 bits, the slot's
- * generation (16 bits) above and this cache's tag in the top 16 ({@code CompactHandles});
+ * creates are 0 bytes an operation. A handle is the slot index in the low 31 bits, the slot's
+ * generation (17 bits) above and this cache's tag in the top 16 ({@code CompactHandles});
  * {@link #NO_ENTRY} means none. One of another cache, or of no slot handed out, is refused
  * ({@link IllegalArgumentException}). One used after it was released and its pair left the cache
- * never reaches the slot's new occupant unless the slot held 65,536 pairs since (a freed slot is
+ * never reaches the slot's new occupant unless the slot held 131,072 pairs since (a freed slot is
  * reused only after about min(8192, slots / 8) later frees, or, where callers hold all but a few
- * slots, after every other free slot: about 2^29 frees of the cache with the full ring, 2^25 in the
- * smallest, and 2^16 times the free slots in a table callers hold nearly all of; a slot that line
- * reclaim refills at once, skipping the ring, must pass through the ring before it is refilled that
- * way again, so its generation wraps only after 2^15 passages through the full ring, about 2^28
- * frees of the cache, 4.5 minutes at a million a second): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
+ * slots, after every other free slot: about 2^30 frees of the cache with the full ring, 2^26 in the
+ * smallest, and 2^17 times the free slots in a table callers hold nearly all of; a slot that line
+ * reclaim refills at once, skipping the ring, is refilled that way at most three times in a row
+ * before it must pass through the ring, so its generation wraps only after 2^15 passages through
+ * the full ring, about 2^28 frees of the cache, 4.5 minutes at a million a second): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
  * {@link #value} throw {@link IllegalStateException}, {@link #touch(long)} and
  * {@link #setReusable(long, boolean)} do nothing, {@link #reusable(long)} answers {@code false},
  * {@link #waitUnused(long)} returns at once, as on an entry object whose pair left. One used after
  * its release while its pair is still cached reads that pair (and a second release spends another
- * holder's reference, as with entry objects). At most 2,046 callers hold a cold pair at once; the
+ * holder's reference, as with entry objects). At most 1,022 callers hold a cold pair at once; the
  * next switches it to hot mode (unbounded) or, if it cannot, throws {@link IllegalStateException}.
  *
  * <p><b>Options.</b> {@link #builder()} has {@link MbCache.Builder}'s options, with two
@@ -73,7 +73,7 @@ import org.mbcache.internal.Snapshots;
  * nothing and a pair found cached by the optimistic read takes no lock. In a table of 16,384
  * buckets or more (sized from a {@code maxEntries} of about 98,000 up), a create at the bound into a
  * full line reclaims the line's oldest entry nobody holds instead (<em>line reclaim</em>, the
- * contract's section 4: second chance, held entries spared, and only a slot whose generation is even),
+ * contract's section 4: second chance, held entries spared, and a slot refilled so at most three times in a row),
  * so that a full cache keeps its entries in their lines and its pool small. The table has
  * {@code 4 * maxEntries} pool slots (at least 512, at most 2^30) besides its buckets' home slots, and
  * at most 2^26 buckets: a create that finds no slot free (entries held by callers far beyond the
@@ -139,7 +139,7 @@ public final class CompactMbCache extends KernelPortCache {
     /**
      * The fewest buckets with which a create at the bound reclaims in its line: below, the delay
      * ring may be shorter than its full 8,192 places, so a slot refilled in place would wrap its
-     * handles' 16-bit generation sooner (see {@link CompactWalk#reclaimInLine}), and the pool is small
+     * handles' 17-bit generation sooner (see {@link CompactWalk#reclaimInLine}), and the pool is small
      * enough to stay in the processor's caches.
      */
     static final int LINE_RECLAIM_MIN_BUCKETS = 1 << 14;
@@ -538,15 +538,15 @@ public final class CompactMbCache extends KernelPortCache {
     public long findNextHandle(long handle) {
         ensureOpen();
         long[] page = pageOf(handle);
-        int at = table.metaIndex((int) handle);
+        int at = table.metaIndex(CompactSlots.slotOf(handle));
         long meta = CompactSlots.lvMeta(page, at);
         if (CompactSlots.generation(meta) != CompactSlots.generationOf(handle)
-                || !CompactSlots.heldByAnyCaller(table, (int) handle, meta)) {
+                || !CompactSlots.heldByAnyCaller(table, CompactSlots.slotOf(handle), meta)) {
             throw referenceNotHeld("findNext of an entry the caller does not hold: " + describe(handle));
         }
         long next;
         try {
-            next = CompactWalk.find(table, CompactSlots.keyOf(meta), 0, false, (int) handle);
+            next = CompactWalk.find(table, CompactSlots.keyOf(meta), 0, false, CompactSlots.slotOf(handle));
         } catch (Throwable lookupFailure) {
             try {
                 releaseHandle(handle);
@@ -627,7 +627,7 @@ public final class CompactMbCache extends KernelPortCache {
 
     /** {@link CompactSlots#release}, or the exception for a handle the caller does not hold. */
     private void releaseHandle(long handle) {
-        int slot = (int) handle;
+        int slot = CompactSlots.slotOf(handle);
         long[] page = table.metaPage(slot);
         if (!CompactSlots.release(table, slot, page, table.metaIndex(slot), CompactSlots.generationOf(handle))) {
             throw referenceNotHeld("entry released more often than it was handed out: " + describe(handle));
@@ -645,7 +645,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public void touch(long handle) {
         ensureOpen();
-        CompactSlots.setFlag(pageOf(handle), table.metaIndex((int) handle), CompactSlots.generationOf(handle),
+        CompactSlots.setFlag(pageOf(handle), table.metaIndex(CompactSlots.slotOf(handle)), CompactSlots.generationOf(handle),
                 CompactSlots.REFERENCED, true);
     }
 
@@ -659,7 +659,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public void setReusable(long handle, boolean reusable) {
         ensureOpen();
-        CompactSlots.setFlag(pageOf(handle), table.metaIndex((int) handle), CompactSlots.generationOf(handle),
+        CompactSlots.setFlag(pageOf(handle), table.metaIndex(CompactSlots.slotOf(handle)), CompactSlots.generationOf(handle),
                 CompactSlots.REUSABLE, reusable);
     }
 
@@ -672,7 +672,7 @@ public final class CompactMbCache extends KernelPortCache {
      * @throws IllegalArgumentException if {@code handle} is not a handle of this cache
      */
     public boolean reusable(long handle) {
-        long meta = CompactSlots.lvMeta(pageOf(handle), table.metaIndex((int) handle));
+        long meta = CompactSlots.lvMeta(pageOf(handle), table.metaIndex(CompactSlots.slotOf(handle)));
         return !CompactSlots.isStale(meta, handle, lifecycle) && (meta & CompactSlots.REUSABLE) != 0;
     }
 
@@ -686,7 +686,7 @@ public final class CompactMbCache extends KernelPortCache {
      *     free or went to another pair)
      */
     public int key(long handle) {
-        long meta = CompactSlots.lvMeta(pageOf(handle), table.metaIndex((int) handle));
+        long meta = CompactSlots.lvMeta(pageOf(handle), table.metaIndex(CompactSlots.slotOf(handle)));
         if (CompactSlots.isStale(meta, handle, lifecycle)) {
             throw new IllegalStateException("stale handle: " + Long.toHexString(handle));
         }
@@ -705,8 +705,8 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public long value(long handle) {
         long[] page = pageOf(handle);
-        int at = table.metaIndex((int) handle);
-        long value = table.lpValue((int) handle);
+        int at = table.metaIndex(CompactSlots.slotOf(handle));
+        long value = table.lpValue(CompactSlots.slotOf(handle));
         VarHandle.acquireFence(); // the value's load before the meta word's
         if (CompactSlots.isStale(CompactSlots.lvMeta(page, at), handle, lifecycle)) {
             throw new IllegalStateException("stale handle: " + Long.toHexString(handle));
@@ -765,7 +765,7 @@ public final class CompactMbCache extends KernelPortCache {
 
     /** Whether a handle's slot is in hot mode with the handle's generation. */
     boolean isHot(long handle) {
-        return CompactSlots.isHot(CompactSlots.lvMeta(pageOf(handle), table.metaIndex((int) handle)), handle);
+        return CompactSlots.isHot(CompactSlots.lvMeta(pageOf(handle), table.metaIndex(CompactSlots.slotOf(handle))), handle);
     }
 
     /** Slots with cells now: hot ones (at most {@value HotReferences#MAX_HOT_ENTRIES}). */
@@ -775,7 +775,7 @@ public final class CompactMbCache extends KernelPortCache {
 
     /** The slot page of a handle with this cache's tag and a slot handed out, or {@link IllegalArgumentException}. */
     private long[] pageOf(long handle) {
-        int slot = (int) handle;
+        int slot = CompactSlots.slotOf(handle);
         if ((handle & CompactHandles.TAG_MASK) != table.handleTag || slot <= 0 || slot >= table.end()
                 || !CompactLine.isSlot(slot)) {
             throw CompactHandles.notOurs(handle);
@@ -784,11 +784,11 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     private String describe(long handle) {
-        long[] page = table.metaPage((int) handle);
-        long meta = CompactSlots.lvMeta(page, table.metaIndex((int) handle));
-        return "CompactMbCache.Entry[slot=" + (int) handle + ", generation=" + CompactSlots.generationOf(handle)
+        long[] page = table.metaPage(CompactSlots.slotOf(handle));
+        long meta = CompactSlots.lvMeta(page, table.metaIndex(CompactSlots.slotOf(handle)));
+        return "CompactMbCache.Entry[slot=" + CompactSlots.slotOf(handle) + ", generation=" + CompactSlots.generationOf(handle)
                 + ", slot generation=" + CompactSlots.generation(meta) + ", key=" + CompactSlots.keyOf(meta)
-                + ", refcount=" + CompactSlots.references(table, (int) handle, meta) + "]";
+                + ", refcount=" + CompactSlots.references(table, CompactSlots.slotOf(handle), meta) + "]";
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -803,7 +803,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     private CacheEntry entryFor(long handle, int key) {
         return handle == NO_ENTRY ? null
-                : entryFor(handle, key, table.lpValue((int) handle));
+                : entryFor(handle, key, table.lpValue(CompactSlots.slotOf(handle)));
     }
 
     /**

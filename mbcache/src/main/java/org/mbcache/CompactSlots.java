@@ -14,17 +14,17 @@ import org.mbcache.internal.Lifecycle;
  * <h2>The word</h2>
  * A slot is two {@code long}s: its value, in the table's value space, and its meta word, in its
  * bucket's line (a home slot) or the pool ({@link CompactTable}), the key in the upper 32 bits and the
- * state in the lower 32: the reference count in bits 0-10 (so at most 2,046 callers hold one pair
+ * state in the lower 32: the reference count in bits 0-9 (so at most 1,022 callers hold one pair
  * at once while it is cold: the next acquire switches it to hot mode, {@link #tryAcquireMatching}),
- * {@link #REFERENCED} (11), {@link #REUSABLE} (12), {@link #WAITERS} (13), {@link #FROZEN} (14),
- * {@link #HOT} (15) and the slot's generation in bits 16-31 (16 bits, advanced each time the slot
+ * {@link #REFERENCED} (10), {@link #REUSABLE} (11), {@link #WAITERS} (12), {@link #FROZEN} (13),
+ * {@link #HOT} (14) and the slot's generation in bits 15-31 (17 bits, advanced each time the slot
  * is freed, {@link CompactTable#free}). Count zero means free (or
  * claimed, or killed by close). A count above zero means "in its chain": the cache's reference plus
  * one per caller. Only a claim (count 1 to 0, under the bucket's bit, which then unhashes the slot)
  * or {@code close()} ({@link #kill}) takes the cache's own reference. A contended slot switches to
  * hot mode ({@link HotReferences}, whose argument covers slot reuse too: a claim retires a hot
  * slot's cells before the slot can be freed, and cells are found by slot, key and generation).
- * A handle is the slot index in the low 32 bits, the generation in bits 32-47 ({@link #handleOf})
+ * A handle is the slot index in the low 31 bits ({@link #slotOf}), the generation in bits 31-47 ({@link #handleOf})
  * and, once it leaves the cache, the cache's tag above ({@link CompactHandles}).
  *
  * <h2>Slot reuse</h2>
@@ -64,7 +64,7 @@ import org.mbcache.internal.Lifecycle;
  *   <li>A handle carries the generation. Every operation on a handle (release, touch, setReusable,
  *       findNext, waitUnused) checks it in the same CAS loop that changes the word, so a handle
  *       kept after its release cannot change the slot's next occupant: it is refused or ignored,
- *       unless the slot held a multiple of 2^16 pairs in between (the generation wraps; then it
+ *       unless the slot held a multiple of 2^17 pairs in between (the generation wraps; then it
  *       acts on the new occupant as a double release does on an entry object).</li>
  * </ol>
  * How long the wrap takes: a freed slot, home or pool, passes through the table's delay ring
@@ -72,20 +72,23 @@ import org.mbcache.internal.Lifecycle;
  * and at most 8192 places) before it is used again, so it is handed out again only after about a
  * ring's length of further frees of the cache, wherever they happen; one key deleted and created in
  * a loop cycles through its line's free home slots and then pool slots, ring-size + 1 slots, instead
- * of one. A stale handle can match a new occupant only after 2^16 pairs in its slot, about 2^16 x
- * ring-size frees of the cache: 2^29 (537 million) with the full ring of 8192 (from a meta space of
- * 2^16 indices, about 11,000 {@code maxEntries}, up), 2^25 (34 million) with the smallest (512). At a million
- * creates and deletes a second on one key that is about 9 minutes (537 s), or 34 s in the smallest
- * cache; before the ring (a last-in first-out list alone) it was 4,096 cycles of a 12-bit generation,
- * 4 ms at that rate. The exception is a table whose callers hold all but a few slots: with fewer
+ * of one. A stale handle can match a new occupant only after 2^17 pairs in its slot, about 2^17 x
+ * ring-size frees of the cache: 2^30 (1.07 billion) with the full ring of 8192 (from a meta space of
+ * 2^16 indices, about 11,000 {@code maxEntries}, up), 2^26 (67 million) with the smallest (512). At a
+ * million creates and deletes a second on one key that is about 18 minutes, or 67 s in the smallest
+ * cache. The exception is a table whose callers hold all but a few slots: with fewer
  * free slots than ring places, the free list is empty and every create drains the ring (oldest
  * first, {@link CompactTable#drainDelayRing}), so the key cycles through the free slots only, and
- * the wrap takes 2^16 times their number of frees (65,536 cycles with one free slot: nothing can
+ * the wrap takes 2^17 times their number of frees (131,072 cycles with one free slot: nothing can
  * spread reuse over slots that callers hold). A slot a create's line reclaim refills at once
- * ({@link CompactWalk#reclaimInLine}) skips the ring too, but only one whose generation is even, and
- * leaves it odd: so each refill in place follows a passage through the ring, and the generation
- * wraps only after 2^15 passages, about 2^28 frees of the cache with the full ring (line reclaim runs
- * only in tables of 2^14 buckets up, whose ring is full): 4.5 minutes at a million a second.
+ * ({@link CompactWalk#reclaimInLine}) skips the ring too, but only while its generation is not 3
+ * modulo 4 ({@link CompactWalk#IN_PLACE_RUN}): a slot is refilled in place at most three times in a
+ * row, then waits for a pass to free it through the ring. So the generation moves by at most four
+ * a passage through the ring and wraps only after 2^15 passages, about 2^28 frees of the cache with
+ * the full ring (line reclaim runs only in tables of 2^14 buckets up, whose ring is full): 4.5
+ * minutes at a million a second. (With one refill in place a passage, too few slots of a full
+ * line may be refilled at once: creates overflow into the pool, which then keeps a fifth more
+ * memory in a cache turning over at its bound.)
  * A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and
  * keeps its generation: no pair held it.
  * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,
@@ -114,18 +117,24 @@ final class CompactSlots {
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
 
     // The state half of a meta word.
-    /** The reference count: the cache's reference and at most 2,046 callers' while cold. */
-    static final int COUNT_MASK = 0x7FF;
-    static final int REFERENCED = 1 << 11;
-    static final int REUSABLE = 1 << 12;
-    static final int WAITERS = 1 << 13;
+    /** The reference count: the cache's reference and at most 1,022 callers' while cold. */
+    static final int COUNT_MASK = 0x3FF;
+    /** The callers a cold pair holds at most ({@link #COUNT_MASK} less the cache's reference): the next switches it to hot mode. */
+    static final int MAX_COLD_CALLERS = COUNT_MASK - 1;
+    static final int REFERENCED = 1 << 10;
+    static final int REUSABLE = 1 << 11;
+    static final int WAITERS = 1 << 12;
     /** A thread is deciding on the exact number of callers of a hot slot ({@link HotReferences}). */
-    static final int FROZEN = 1 << 14;
+    static final int FROZEN = 1 << 13;
     /** Callers' references are counted in the slot's cells too ({@link HotReferences}). */
-    static final int HOT = 1 << 15;
-    /** The generation: bits 16-31 of the meta word, bits 32-47 of a handle. */
-    static final int GENERATION_SHIFT = 16;
-    static final int GENERATION_MASK = 0xFFFF;
+    static final int HOT = 1 << 14;
+    /** The generation: bits 15-31 of the meta word (17 bits), bits 31-47 of a handle. */
+    static final int GENERATION_SHIFT = 15;
+    static final int GENERATION_MASK = 0x1_FFFF;
+    /** Where a handle's generation starts: above its slot. */
+    static final int HANDLE_GENERATION_SHIFT = 31;
+    /** The slot bits of a handle: slots are below {@code 2^31}. */
+    static final int SLOT_MASK = 0x7FFF_FFFF;
     /** The bits of a meta word that name its occupant: the key and the generation. */
     static final long IDENTITY = 0xFFFF_FFFF_0000_0000L | (long) GENERATION_MASK << GENERATION_SHIFT;
     /** The hot-mode protocol over a meta word; the table's {@link CompactHotSlots} is its {@link HotReferences.Host}, a slot its {@code at}. */
@@ -182,12 +191,17 @@ final class CompactSlots {
 
     /** The handle of the occupant whose word is {@code meta}: its generation above the slot. */
     static long handleOf(int slot, long meta) {
-        return (long) generation(meta) << 32 | slot;
+        return (long) generation(meta) << HANDLE_GENERATION_SHIFT | slot;
     }
 
     /** The generation of a handle, tagged ({@link CompactHandles}) or not. */
     static int generationOf(long handle) {
-        return (int) (handle >>> 32) & GENERATION_MASK;
+        return (int) (handle >>> HANDLE_GENERATION_SHIFT) & GENERATION_MASK;
+    }
+
+    /** The slot of a handle, tagged ({@link CompactHandles}) or not. */
+    static int slotOf(long handle) {
+        return (int) handle & SLOT_MASK;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -227,7 +241,7 @@ final class CompactSlots {
                     continue;
                 }
                 throw new IllegalStateException("too many references to the entry of key " + key
-                        + ": 2,046 callers hold it and it cannot switch to hot mode");
+                        + ": " + MAX_COLD_CALLERS + " callers hold it and it cannot switch to hot mode");
             }
             if (casMeta(page, at, meta, meta + 1)) {
                 return handleOf(slot, meta);
@@ -351,7 +365,7 @@ final class CompactSlots {
      */
     static boolean awaitUnused(CompactTable table, Lifecycle lifecycle, long[] page, long handle, long nanos)
             throws InterruptedException {
-        int slot = (int) handle;
+        int slot = slotOf(handle);
         int at = table.metaIndex(slot);
         int generation = generationOf(handle);
         return table.unusedWaiters.await(table,
@@ -383,7 +397,7 @@ final class CompactSlots {
 
     /** Switches the handle's occupant to hot mode, as contended hits do (tests); whether it is hot now. */
     static boolean switchToHot(CompactTable table, long handle) {
-        int slot = (int) handle;
+        int slot = slotOf(handle);
         long[] page = table.metaPage(slot);
         int at = table.metaIndex(slot);
         long meta = lvMeta(page, at);

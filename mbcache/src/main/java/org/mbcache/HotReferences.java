@@ -128,7 +128,7 @@ import org.mbcache.internal.StripedStatistics;
  * found them before the retirement adds to cells nobody counts any more, then reads the word again,
  * finds another identity or count 0 (dead), and takes its unit back. A new occupant cannot see the
  * old cells at all. The one window left is the generation's wrap: an occupant of the same key and
- * generation, 65,536 pairs of the slot later, is the same identity, as for handles.
+ * generation, 2^17 pairs of the slot later, is the same identity, as for handles.
  *
  * <p><b>Memory.</b> At most {@value #MAX_HOT_ENTRIES} entries of a cache are hot at once; each
  * holds {@code (stripes + 1) * 128} bytes of cells ({@link StripedStatistics#stripeCount}: 2 KiB up

@@ -52,7 +52,7 @@ class AdversaryCompactHandleTest {
             for (int cycle = 0; cycle < 10 * free; cycle++) {
                 assertTrue(cache.create(KEY, VALUE, true), "cycle " + cycle);
                 long holder = cache.getHandle(KEY, VALUE);
-                int slot = (int) holder;
+                int slot = CompactSlots.slotOf(holder);
                 slots.add(slot);
                 if (lastUse[slot] >= 0) {
                     shortestReuse = Math.min(shortestReuse, cycle - lastUse[slot]);
@@ -71,7 +71,7 @@ class AdversaryCompactHandleTest {
 
     /**
      * findFirstHandles where the failing lookup is a repeat of a key found earlier in the batch
-     * (its 2,047th caller with the hot budget spent): every reference the batch took goes back.
+     * (one caller past the most a cold pair has, with the hot budget spent): every reference the batch took goes back.
      */
     @Test
     void aBatchThatSaturatesItsOwnEarlierKeyGivesBackEveryReference() {
@@ -80,10 +80,10 @@ class AdversaryCompactHandleTest {
             assertTrue(cache.create(KEY, VALUE, true));
             assertTrue(cache.create(KEY + 1, VALUE, true));
             long handle = cache.getHandle(KEY, VALUE);
-            for (int i = 1; i < 2_044; i++) {
+            for (int i = 1; i < CompactSlots.MAX_COLD_CALLERS - 2; i++) {
                 assertEquals(handle, cache.getHandle(KEY, VALUE));
             }
-            // 2,044 callers now; the batch takes the 2,045th and 2,046th, then fails on the 2,047th.
+            // Two callers short of the most now; the batch takes the last two, then fails on the next.
             int[] keys = {KEY + 1, KEY, 0, KEY, KEY + 1, KEY, KEY + 1};
             long[] handles = new long[keys.length + 1];
             handles[keys.length] = 12345;
@@ -92,7 +92,7 @@ class AdversaryCompactHandleTest {
             Arrays.fill(expected, CompactMbCache.NO_ENTRY);
             expected[keys.length] = 12345;
             assertArrayEquals(expected, handles);
-            for (int i = 0; i < 2_044; i++) {
+            for (int i = 0; i < CompactSlots.MAX_COLD_CALLERS - 2; i++) {
                 cache.release(handle);
             }
             assertThrows(IllegalStateException.class, () -> cache.release(handle), "the batch leaked a reference");
@@ -122,7 +122,7 @@ class AdversaryCompactHandleTest {
     }
 
     /**
-     * A pair switched to hot mode at saturation (count 2,047 in the word, later callers in cells),
+     * A pair switched to hot mode at saturation (the count at its most in the word, later callers in cells),
      * its references given back on other threads than took them: the over-release after the last one
      * throws and leaves the cache's own reference, and nothing else, in place.
      */

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Racing acquires across a cold pair's 2,046-caller limit, with and without hot budget left, through
+ * Racing acquires across a cold pair's caller limit ({@link CompactSlots#MAX_COLD_CALLERS}), with and without hot budget left, through
  * getHandle, findFirstHandle, deleteOrGetHandle, findNextHandle and findFirstHandles: every acquire
  * either takes exactly one reference or throws, and the count is exact afterwards.
  */
@@ -48,7 +48,7 @@ class AdversarySaturationRaceTest {
             assertTrue(cache.create(KEY, VALUE + 1, true)); // an older pair of the key, for findNext
             assertTrue(cache.create(KEY, VALUE, true));
             long handle = cache.getHandle(KEY, VALUE);
-            int base = 2_030;
+            int base = CompactSlots.MAX_COLD_CALLERS - 16;
             for (int i = 1; i < base; i++) {
                 assertEquals(handle, cache.getHandle(KEY, VALUE));
             }

@@ -93,8 +93,8 @@ class CompactHandleTest {
             long held = cache.getHandle(KEY, VALUE);
             long tag = held & CompactHandles.TAG_MASK;
             int end = FreedSlots.end(cache);
-            List<Long> forged = new ArrayList<>(List.of(CompactMbCache.NO_ENTRY, 0L, (long) (int) held, tag, tag | end,
-                    tag | 0x7FFF_FFFFL, tag | 0xFFFF_FFFFL, held ^ 1L << 32, held + 1, held - (int) held + (int) gone));
+            List<Long> forged = new ArrayList<>(List.of(CompactMbCache.NO_ENTRY, 0L, (long) CompactSlots.slotOf(held), tag, tag | end,
+                    tag | 0x7FFF_FFFFL, tag | 0xFFFF_FFFFL, held ^ 1L << 32, held + 1, (held & ~(long) CompactSlots.SLOT_MASK) | CompactSlots.slotOf(gone)));
             Random random = new Random(42);
             for (int i = 0; i < 2_000; i++) {
                 forged.add(random.nextLong());
@@ -130,7 +130,7 @@ class CompactHandleTest {
             for (int cycle = 0; cycle < 200_000; cycle++) {
                 assertTrue(cache.create(KEY, VALUE, true));
                 long holder = cache.getHandle(KEY, VALUE);
-                if ((int) holder == (int) stale) {
+                if (CompactSlots.slotOf(holder) == CompactSlots.slotOf(stale)) {
                     reused++;
                     assertNotEquals(stale, holder, "cycle " + cycle + ": the generation wrapped");
                     assertThrows(IllegalStateException.class, () -> cache.release(stale), "cycle " + cycle);
@@ -144,18 +144,39 @@ class CompactHandleTest {
         }
     }
 
-    @Test
-    void aFreeAdvancesTheGenerationThrough16Bits() {
-        CompactTable table = new CompactTable(1, 512, KeyedIndex.seed(7L));
+    /** A slot of a new one-bucket table holding a claimed pair of {@code KEY} (count 0) of {@code generation}. */
+    private static int claimedSlotOfGeneration(CompactTable table, int generation) {
         int slot = table.allocate();
+        CompactSlots.soMeta(table.metaPage(slot), table.metaIndex(slot),
+                CompactSlots.liveMeta(KEY, generation, false) & ~(long) CompactSlots.COUNT_MASK);
+        return slot;
+    }
+
+    @Test
+    void aFreeAdvancesTheGenerationThrough17BitsAndKeepsTheKeyAndTheSlot() {
+        CompactTable table = new CompactTable(1, 512, KeyedIndex.seed(7L));
+        int slot = claimedSlotOfGeneration(table, 0xFFFF);
         long[] page = table.metaPage(slot);
         int at = table.metaIndex(slot);
-        CompactSlots.soMeta(page, at, CompactSlots.liveMeta(KEY, 0x0FFF, false) & ~(long) CompactSlots.COUNT_MASK);
         table.free(slot);
-        assertEquals(0x1000, CompactSlots.generation(CompactSlots.lvMeta(page, at)));
+        assertEquals(0x1_0000, CompactSlots.generation(CompactSlots.lvMeta(page, at)), "past 16 bits");
         long handle = CompactSlots.handleOf(slot, CompactSlots.lvMeta(page, at)) | table.handleTag;
-        assertEquals(0x1000, CompactSlots.generationOf(handle));
+        assertEquals(0x1_0000, CompactSlots.generationOf(handle));
+        assertEquals(slot, CompactSlots.slotOf(handle));
         assertEquals(KEY, CompactSlots.keyOf(CompactSlots.lvMeta(page, at)), "the key is kept");
+    }
+
+    @Test
+    void theGenerationWrapsAfter17BitsAndNeverReachesTheHandlesSlotOrTag() {
+        CompactTable table = new CompactTable(1, 512, KeyedIndex.seed(7L));
+        int slot = claimedSlotOfGeneration(table, 0x1_FFFF);
+        long[] page = table.metaPage(slot);
+        long last = CompactSlots.handleOf(slot, CompactSlots.lvMeta(page, table.metaIndex(slot))) | table.handleTag;
+        assertEquals(0x1_FFFF, CompactSlots.generationOf(last));
+        assertEquals(slot, CompactSlots.slotOf(last));
+        assertEquals(table.handleTag, last & CompactHandles.TAG_MASK, "the generation stays below the tag");
+        table.free(slot);
+        assertEquals(0, CompactSlots.generation(CompactSlots.lvMeta(page, table.metaIndex(slot))), "wrapped");
     }
 
     @Test
@@ -188,17 +209,19 @@ class CompactHandleTest {
     }
 
     @Test
-    void twoThousandFortySixCallersHoldAColdPairAndTheNextSwitchesItToHotMode() {
+    void aColdPairHoldsItsMostCallersAndTheNextSwitchesItToHotMode() {
+        int most = CompactSlots.MAX_COLD_CALLERS;
+        assertEquals(1_022, most);
         try (CompactMbCache cache = cache(4, 1024)) {
             assertTrue(cache.create(KEY, VALUE, true));
             long handle = cache.getHandle(KEY, VALUE);
-            for (int i = 1; i < 2_046; i++) {
+            for (int i = 1; i < most; i++) {
                 assertEquals(handle, cache.getHandle(KEY, VALUE));
             }
-            assertFalse(HotEntries.isHot(cache, handle), "2,046 callers: still cold");
-            assertEquals(handle, cache.getHandle(KEY, VALUE), "the 2,047th");
-            assertTrue(HotEntries.isHot(cache, handle), "the 2,047th switched it to hot mode");
-            for (int i = 0; i < 2_047; i++) {
+            assertFalse(HotEntries.isHot(cache, handle), "the most callers: still cold");
+            assertEquals(handle, cache.getHandle(KEY, VALUE), "one more");
+            assertTrue(HotEntries.isHot(cache, handle), "one more switched it to hot mode");
+            for (int i = 0; i < most + 1; i++) {
                 cache.release(handle);
             }
             assertThrows(IllegalStateException.class, () -> cache.release(handle), "every reference was given back");
@@ -213,13 +236,13 @@ class CompactHandleTest {
             List<Long> hot = HotEntries.spendHotBudget(cache, 0); // the cache's hot-mode budget spent
             assertTrue(cache.create(KEY, VALUE, true));
             long handle = cache.getHandle(KEY, VALUE);
-            for (int i = 1; i < 2_046; i++) {
+            for (int i = 1; i < CompactSlots.MAX_COLD_CALLERS; i++) {
                 cache.getHandle(KEY, VALUE);
             }
             IllegalStateException refused = assertThrows(IllegalStateException.class, () -> cache.getHandle(KEY, VALUE));
             assertTrue(refused.getMessage().contains("too many references"), refused.getMessage());
             assertFalse(HotEntries.isHot(cache, handle));
-            for (int i = 0; i < 2_046; i++) {
+            for (int i = 0; i < CompactSlots.MAX_COLD_CALLERS; i++) {
                 cache.release(handle);
             }
             assertThrows(IllegalStateException.class, () -> cache.release(handle), "the refusal took no reference");

@@ -98,7 +98,7 @@ class CompactHotSlotTest {
         FreedSlots.reuseNext(cache); // out of the delay ring: the free list hands the same slot back
         assertTrue(cache.create(KEY, VALUE + 1, true));
         long fresh = cache.getHandle(KEY, VALUE + 1);
-        assertEquals((int) old, (int) fresh, "the slot was reused");
+        assertEquals(CompactSlots.slotOf(old), CompactSlots.slotOf(fresh), "the slot was reused");
         assertNotEquals(old, fresh);
         assertFalse(HotEntries.isHot(cache, fresh));
         assertFalse(HotEntries.isHot(cache, old));
@@ -118,7 +118,7 @@ class CompactHotSlotTest {
         FreedSlots.reuseNext(cache); // out of the delay ring: the free list hands the same slot back
         assertTrue(cache.create(KEY + 1, VALUE, true));
         long fresh = cache.getHandle(KEY + 1, VALUE);
-        assertEquals((int) old, (int) fresh, "the slot was reused");
+        assertEquals(CompactSlots.slotOf(old), CompactSlots.slotOf(fresh), "the slot was reused");
         assertFalse(HotEntries.isHot(cache, fresh));
         assertTrue(HotEntries.makeHot(cache, fresh)); // and may become hot afresh, with new cells
         assertEquals(1, cache.hotSlots());

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * {@link CompactMbCache}'s line reclaim: once the cache is at its bound, a create whose bucket's
- * line is full reclaims the line's oldest entry nobody holds (second chance and the even-generation
+ * line is full reclaims the line's oldest entry nobody holds (second chance and the three-refills
  * rule applied) and refills its slot, instead of taking a pool slot. One bucket (every key in it), seven home
  * slots, line reclaim forced on (a table this small has it off), background passes never run (an
  * executor that drops them), so the count stays where the creates put it.
@@ -53,7 +53,7 @@ class CompactLineReclaimTest {
     }
 
     private static long slotOf(long handle) {
-        return handle & 0xFFFF_FFFFL;
+        return CompactSlots.slotOf(handle);
     }
 
     @Test
@@ -123,13 +123,16 @@ class CompactLineReclaimTest {
     }
 
     @Test
-    void aSlotRefilledInPlaceIsNotRefilledInPlaceAgainBeforeItPassesThroughTheRing() {
+    void aSlotIsRefilledInPlaceAtMostThreeTimesInARowBeforeItPassesThroughTheRing() {
         try (CompactMbCache cache = fullLineAtTheBound()) {
-            for (int key = 101; key <= 100 + HOME_SLOTS; key++) {
+            int refills = CompactWalk.IN_PLACE_RUN * HOME_SLOTS;
+            for (int key = 101; key <= 100 + refills; key++) {
                 assertTrue(cache.create(key, key, true));
+                assertEquals(HOME_SLOTS, cache.size(), "refilled in place");
             }
-            assertEquals(HOME_SLOTS, cache.stats().entriesReclaimed(), "every slot of the line refilled once");
+            assertEquals(refills, cache.stats().entriesReclaimed(), "every slot of the line refilled three times");
             assertTrue(cache.create(200, 200, true));
+            assertEquals(refills, cache.stats().entriesReclaimed(), "nothing more reclaimed");
             assertEquals(HOME_SLOTS + 1, cache.size(), "no slot left to refill: the pool");
             long created = cache.findFirstHandle(200);
             assertTrue(slotOf(created) >= FIRST_POOL_INDEX, "a pool slot");
@@ -155,8 +158,9 @@ class CompactLineReclaimTest {
             long released = cache.getHandle(first, -1);
             cache.release(released);
             boolean wentStale = false;
-            // Past the 229,376 rounds (7 x 2^16 creates) in which refills in place alone wrapped the line's slots.
-            for (long value = 0; value < 300_000; value++) {
+            // Past the 458,752 rounds (7 x 2^17 creates, two a round) in which refills in place alone would wrap
+            // the line's slots.
+            for (long value = 0; value < 600_000; value++) {
                 cache.create(first, value, true);
                 cache.create(second, value, true);
                 boolean stale = isStale(cache, released);

@@ -77,7 +77,7 @@ class CompactMbCacheTest {
             FreedSlots.reuseNext(cache); // out of the delay ring: the free list hands the same slot out again
             cache.create(KEY, 2, true);
             long fresh = cache.getHandle(KEY, 2);
-            assertEquals((int) stale, (int) fresh, "the slot was reused");
+            assertEquals(CompactSlots.slotOf(stale), CompactSlots.slotOf(fresh), "the slot was reused");
             assertNotEquals(stale, fresh, "with a new generation");
             assertThrows(IllegalStateException.class, () -> cache.release(stale));
             assertThrows(IllegalStateException.class, () -> cache.findNextHandle(stale));
@@ -104,7 +104,7 @@ class CompactMbCacheTest {
             FreedSlots.reuseNext(cache); // out of the delay ring: the free list hands the same slot out again
             cache.create(KEY, 2, true);
             long fresh = cache.getHandle(KEY, 2);
-            assertEquals((int) stale, (int) fresh, "the slot was reused");
+            assertEquals(CompactSlots.slotOf(stale), CompactSlots.slotOf(fresh), "the slot was reused");
             long other = cache.getHandle(KEY, 2); // a second holder: the new pair is in use
             cache.touch(stale);
             assertTrue(cache.waitUnused(stale, 0, TimeUnit.SECONDS), "the new pair's holders are not the stale handle's");
@@ -168,7 +168,7 @@ class CompactMbCacheTest {
             assertEquals(0, cache.readSnapshot(new ByteArrayInputStream(snapshotOfOneKey(full, 65_535))));
             assertTrue(cache.create(key, 777, true)); // the slot's one next pair
             long holder = cache.getHandle(key, 777);
-            assertEquals((int) stale, (int) holder, "the slot was reused");
+            assertEquals(CompactSlots.slotOf(stale), CompactSlots.slotOf(holder), "the slot was reused");
             assertThrows(IllegalStateException.class, () -> cache.value(stale));
             assertThrows(IllegalStateException.class, () -> cache.release(stale));
             cache.release(holder); // the stale release took nothing from it
@@ -514,7 +514,7 @@ class CompactMbCacheTest {
             Set<Long> handles = new HashSet<>();
             for (int key = 0; key < 1000; key++) {
                 long h = cache.getHandle(key, 99);
-                assertTrue(handles.add(h & 0xFFFF_FFFFL), "one slot per pair");
+                assertTrue(handles.add((long) CompactSlots.slotOf(h)), "one slot per pair");
                 cache.release(h);
             }
         }

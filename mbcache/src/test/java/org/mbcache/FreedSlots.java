@@ -76,6 +76,17 @@ public final class FreedSlots {
         return tableOf(cache).ringSize();
     }
 
+    /**
+     * The slot a handle names ({@link CompactSlots#slotOf}): two handles of one slot name it whatever
+     * their generations.
+     *
+     * @param handle a handle of a compact cache
+     * @return its slot
+     */
+    public static int slotOf(long handle) {
+        return CompactSlots.slotOf(handle);
+    }
+
     private static CompactTable tableOf(CompactMbCache cache) {
         try {
             return (CompactTable) TABLE.get(cache);

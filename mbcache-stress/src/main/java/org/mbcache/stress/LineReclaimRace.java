@@ -16,7 +16,7 @@ import org.mbcache.LineReclaimCaches;
  * oldest, so the cache is at its bound with a full line: the next create of another key, N
  * ({@code OTHER_KEY}, {@code OTHER_VALUE}), reclaims the line's oldest entry that nobody holds and
  * that is not referenced (V, unless somebody holds it; else the second oldest; every slot is fresh,
- * its generation even, so may be refilled) and refills its slot with N in the same critical section,
+ * never refilled in place, so may be) and refills its slot with N in the same critical section,
  * without a pool slot and without the delay ring.
  */
 abstract class LineReclaimRace extends CacheRace {

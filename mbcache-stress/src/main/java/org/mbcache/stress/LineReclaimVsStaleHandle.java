@@ -8,6 +8,7 @@ import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
 import org.mbcache.CompactMbCache;
+import org.mbcache.FreedSlots;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -75,7 +76,7 @@ public class LineReclaimVsStaleHandle extends LineReclaimRace {
     /** N's holder releases; V must be gone; then the books; closes. */
     @Arbiter
     public void check(IIII_Result r) {
-        r.r4 = (int) fresh != (int) stale ? -6 : !accepted(fresh) ? -7 : cached(KEY, VALUE) ? -8 : books();
+        r.r4 = FreedSlots.slotOf(fresh) != FreedSlots.slotOf(stale) ? -6 : !accepted(fresh) ? -7 : cached(KEY, VALUE) ? -8 : books();
         cache.close();
     }
 }

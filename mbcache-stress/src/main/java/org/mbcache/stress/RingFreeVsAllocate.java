@@ -71,7 +71,7 @@ public class RingFreeVsAllocate extends SlotRace {
             }
             compact.deleteOrGetHandle(OTHER_KEY, i);
         }
-        boolean spread = (int) y != (int) staleA && (int) x != (int) staleA && (int) x != (int) y;
+        boolean spread = FreedSlots.slotOf(y) != FreedSlots.slotOf(staleA) && FreedSlots.slotOf(x) != FreedSlots.slotOf(staleA) && FreedSlots.slotOf(x) != FreedSlots.slotOf(y);
         staleY = spread ? y : CompactMbCache.NO_ENTRY; // not spread: a ring that delays nothing (-5 below)
         staleX = spread ? x : CompactMbCache.NO_ENTRY;
     }
@@ -104,10 +104,11 @@ public class RingFreeVsAllocate extends SlotRace {
 
     /** 1 for A's slot, 2 for Y's, 3 for X's, -1 for any other or none. */
     private int slotCode(long handle) {
-        int slot = (int) handle;
-        return handle == CompactMbCache.NO_ENTRY ? -1 : slot == (int) staleA ? 1 : slot == (int) staleY ? 2
-                : slot == (int) staleX ? 3 : -1;
+        int slot = FreedSlots.slotOf(handle);
+        return handle == CompactMbCache.NO_ENTRY ? -1 : slot == FreedSlots.slotOf(staleA) ? 1 : slot == FreedSlots.slotOf(staleY) ? 2
+                : slot == FreedSlots.slotOf(staleX) ? 3 : -1;
     }
+
 
     /** {@code r4}: 1, or the first check that failed (see the class comment). */
     private int check(long d) {

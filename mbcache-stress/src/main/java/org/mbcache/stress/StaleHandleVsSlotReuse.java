@@ -7,6 +7,7 @@ import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
 import org.mbcache.CompactMbCache;
+import org.mbcache.FreedSlots;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -52,7 +53,7 @@ public class StaleHandleVsSlotReuse extends SlotRace {
         reuseFreedSlot();
         compact.create(KEY, OTHER_VALUE, true);
         fresh = compact.getHandle(KEY, OTHER_VALUE);
-        r.r2 = (int) fresh == (int) stale ? 1 : 0;
+        r.r2 = FreedSlots.slotOf(fresh) == FreedSlots.slotOf(stale) ? 1 : 0;
     }
 
     /** The new holder releases; then the new pair's references are checked; closes. */
