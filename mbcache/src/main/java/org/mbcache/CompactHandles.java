@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * so the first 65,536 caches of a JVM get 65,536 distinct tags, and caches made one after another get
  * tags far apart. A handle of another cache is refused unless that cache was made a multiple of
  * 65,536 caches before or after this one; a forged {@code long} is refused unless its top 16 bits
- * happen to be the tag and its low 32 a slot handed out (then, with the wrong generation, it reads
+ * happen to be the tag and its low 31 a slot handed out (then, with the wrong generation, it reads
  * stale, {@link CompactSlots#isStale}).
  */
 final class CompactHandles {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.function.Executable;
 /**
  * {@link CompactMbCache}'s handles against misuse: a handle of another cache or a forged one is
  * refused ({@link CompactHandles}' tag and the slot range), a released one stays stale while its
- * slot is reused (the 16-bit generation and the delay ring, {@link CompactDelayRing}), the ring
+ * slot is reused (the 17-bit generation and the delay ring, {@link CompactDelayRing}), the ring
  * loses no slot when the table is full, and a cold pair's count saturates into hot mode.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -99,7 +99,8 @@ class CompactHandleTest {
             for (int i = 0; i < 2_000; i++) {
                 forged.add(random.nextLong());
                 forged.add(tag | (random.nextLong() & 0xFFFF_FFFF_FFFFL));
-                forged.add(tag | (long) random.nextInt(0x10000) << 32 | random.nextInt(end + 2));
+                forged.add(tag | (long) random.nextInt(CompactSlots.GENERATION_MASK + 1) << CompactSlots.HANDLE_GENERATION_SHIFT
+                        | random.nextInt(end + 2));
             }
             for (long handle : forged) {
                 if ((handle & 0xFFFF_FFFF_FFFFL) == (held & 0xFFFF_FFFF_FFFFL) && (handle & CompactHandles.TAG_MASK) == tag) {
