@@ -86,9 +86,9 @@ import org.mbcache.internal.Lifecycle;
  * row, then waits for a pass to free it through the ring. So the generation moves by at most four
  * a passage through the ring and wraps only after 2^15 passages, about 2^28 frees of the cache with
  * the full ring (line reclaim runs only in tables of 2^14 buckets up, whose ring is full): 4.5
- * minutes at a million a second. (With one refill in place a passage, too few slots of a full
- * line may be refilled at once: creates overflow into the pool, which then keeps a fifth more
- * memory in a cache turning over at its bound.)
+ * minutes at a million a second. (With one refill in place a passage, about half a full line's
+ * slots could not be refilled at once: more creates overflow into the pool, and a cache turned over
+ * at its bound keeps about a fifth more memory than after its fill, against a seventh with three.)
  * A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and
  * keeps its generation: no pair held it.
  * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,

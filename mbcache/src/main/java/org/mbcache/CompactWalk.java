@@ -27,8 +27,9 @@ final class CompactWalk {
     /** {@link #deleteOrAcquire}: the pair was removed and its slot freed. */
     static final long DELETED = -4L;
     /**
-     * {@link #reclaimInLine}: a slot whose generation's low two bits are all set was refilled in
-     * place three times in a row (or since it was last freed through the delay ring) and is passed over.
+     * {@link #reclaimInLine} passes over a slot whose generation's low two bits are all set: so a
+     * slot is refilled in place at most three times between two frees through the delay ring
+     * (fewer where such a free left its generation at 1, 2 or 3 modulo 4).
      */
     static final int IN_PLACE_RUN = 3;
 
