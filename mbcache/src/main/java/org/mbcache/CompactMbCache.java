@@ -54,9 +54,9 @@ import org.mbcache.internal.Snapshots;
  * reused only after about min(8192, slots / 8) later frees, or, where callers hold all but a few
  * slots, after every other free slot: about 2^30 frees of the cache with the full ring, 2^26 in the
  * smallest, and 2^17 times the free slots in a table callers hold nearly all of; a slot that line
- * reclaim refills at once, skipping the ring, is refilled that way at most three times in each
- * ring's length of the cache's reuses, so its generation wraps only after about 2^15 such
- * stretches, 2^28 reuses of the cache with the full ring, 4.5 minutes at a million a second): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
+ * reclaim refills at once, skipping the ring, is refilled that way at most three times in a row
+ * before it must pass through the ring, so its generation wraps only after 2^15 passages through
+ * the full ring, about 2^28 frees of the cache, 4.5 minutes at a million a second): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
  * {@link #value} throw {@link IllegalStateException}, {@link #touch(long)} and
  * {@link #setReusable(long, boolean)} do nothing, {@link #reusable(long)} answers {@code false},
  * {@link #waitUnused(long)} returns at once, as on an entry object whose pair left. One used after
@@ -73,7 +73,7 @@ import org.mbcache.internal.Snapshots;
  * nothing and a pair found cached by the optimistic read takes no lock. In a table of 16,384
  * buckets or more (sized from a {@code maxEntries} of about 98,000 up), a create at the bound into a
  * full line reclaims the line's oldest entry nobody holds instead (<em>line reclaim</em>, the
- * contract's section 4: second chance, held entries spared, and a slot refilled so at most three times in a ring's length of reuses),
+ * contract's section 4: second chance, held entries spared, and a slot refilled so at most three times in a row),
  * so that a full cache keeps its entries in their lines and its pool small. The table has
  * {@code 4 * maxEntries} pool slots (at least 512, at most 2^30) besides its buckets' home slots, and
  * at most 2^26 buckets: a create that finds no slot free (entries held by callers far beyond the
