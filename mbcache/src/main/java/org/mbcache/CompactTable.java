@@ -811,35 +811,16 @@ final class CompactTable {
      * dropped): its bucket's creates pass it over. A release store: nobody else writes a word whose
      * count is zero (every CAS loop but the claim refuses it, the claim needs count one, and a create
      * takes only a home slot that is not resting). Bit held, so a create in the bucket never sees the
-     * slot out of the chain and not yet retired. {@link #free}'s first half.
+     * slot out of the chain and not yet retired. {@link #free}'s first half; alone, for a line
+     * reclaim, which refills the slot in the same critical section ({@link CompactWalk#reclaimInLine}).
      */
     void retire(int slot) {
         long[] page = metaPage(slot);
         int at = metaIndex(slot);
-        retire(page, at, isHome(slot), generation(lvMeta(page, at)) + 1);
-    }
-
-    /**
-     * Retires a claimed home slot that a line reclaim refills in the same critical section
-     * ({@link CompactWalk#reclaimInLine}), skipping the ring, with the generation
-     * {@link #inPlaceGeneration} gave it, and counts the refill on the ring's in-place clock. Bit held.
-     */
-    void retireInPlace(int slot, int generation) {
-        retire(metaPage(slot), metaIndex(slot), true, generation);
-        delayRing.countRefill();
-    }
-
-    /** {@link #retire}'s store: the slot's word with {@code generation}, a home slot's resting. */
-    private static void retire(long[] page, int at, boolean home, int generation) {
         long meta = lvMeta(page, at);
-        long shifted = (long) (generation & GENERATION_MASK) << GENERATION_SHIFT;
-        soMeta(page, at, home ? (meta & 0xFFFF_FFFF_0000_0000L) | shifted | RESTING
-                : (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | shifted);
-    }
-
-    /** The generation a line reclaim refills a slot with, or -1 ({@link CompactDelayRing#inPlaceGeneration}). */
-    int inPlaceGeneration(int generation) {
-        return delayRing.inPlaceGeneration(generation);
+        long generation = (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
+        soMeta(page, at, isHome(slot) ? (meta & 0xFFFF_FFFF_0000_0000L) | generation | RESTING
+                : (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation);
     }
 
     /**

@@ -122,49 +122,20 @@ class CompactLineReclaimTest {
         }
     }
 
-    /** Creates keys 101 up until every slot of the full line was refilled in place three times; their number. */
-    private static int spendTheLinesRefills(CompactMbCache cache) {
-        int refills = CompactDelayRing.REFILLS_AN_EPOCH * HOME_SLOTS;
-        for (int key = 101; key <= 100 + refills; key++) {
-            assertTrue(cache.create(key, key, true));
-            assertEquals(HOME_SLOTS, cache.size(), "refilled in place");
-        }
-        assertEquals(refills, cache.stats().entriesReclaimed(), "every slot of the line refilled three times");
-        return refills;
-    }
-
     @Test
-    void aSlotIsRefilledInPlaceAtMostThreeTimesAnEpoch() {
+    void aSlotIsRefilledInPlaceAtMostThreeTimesInARowBeforeItPassesThroughTheRing() {
         try (CompactMbCache cache = fullLineAtTheBound()) {
-            int refills = spendTheLinesRefills(cache);
+            int refills = CompactWalk.IN_PLACE_RUN * HOME_SLOTS;
+            for (int key = 101; key <= 100 + refills; key++) {
+                assertTrue(cache.create(key, key, true));
+                assertEquals(HOME_SLOTS, cache.size(), "refilled in place");
+            }
+            assertEquals(refills, cache.stats().entriesReclaimed(), "every slot of the line refilled three times");
             assertTrue(cache.create(200, 200, true));
             assertEquals(refills, cache.stats().entriesReclaimed(), "nothing more reclaimed");
             assertEquals(HOME_SLOTS + 1, cache.size(), "no slot left to refill: the pool");
             long created = cache.findFirstHandle(200);
             assertTrue(slotOf(created) >= FIRST_POOL_INDEX, "a pool slot");
-            cache.release(created);
-            cache.checkChains();
-        }
-    }
-
-    @Test
-    void aSlotsInPlaceBudgetComesBackOnceTheCacheHasReusedARingsLengthOfSlots() {
-        try (CompactMbCache cache = fullLineAtTheBound()) {
-            int refills = spendTheLinesRefills(cache);
-            int ring = FreedSlots.ringSize(cache);
-            int firstInPlace = -1;
-            for (int i = 0; i < ring && firstInPlace < 0; i++) { // a pool pair created, then deleted: a free through the ring
-                assertTrue(cache.create(200, i, true));
-                if (cache.stats().entriesReclaimed() > refills) {
-                    firstInPlace = i;
-                } else {
-                    assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(200, i));
-                }
-            }
-            assertEquals(ring - refills, firstInPlace, "the line reclaims again once an epoch of reuses (refills and frees) passed");
-            assertEquals(HOME_SLOTS, cache.size(), "refilled in place");
-            long created = cache.getHandle(200, firstInPlace);
-            assertTrue(slotOf(created) < FIRST_POOL_INDEX, "a home slot");
             cache.release(created);
             cache.checkChains();
         }
