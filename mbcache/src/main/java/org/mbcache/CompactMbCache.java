@@ -75,7 +75,8 @@ import org.mbcache.internal.Snapshots;
  * full line reclaims the line's oldest entry nobody holds instead (<em>line reclaim</em>, the
  * contract's section 4: second chance, held entries spared, and a slot refilled so at most three times in a row),
  * so that a full cache keeps its entries in their lines and its pool small. The table has
- * {@code 4 * maxEntries} pool slots (at least 512, at most 2^30) besides its buckets' home slots, and
+ * {@code 4 * maxEntries} pool slots (at least 512 and twice its delay ring's places, {@code poolSlots};
+ * at most 2^30) besides its buckets' home slots, and
  * at most 2^26 buckets: a create that finds no slot free (entries held by callers far beyond the
  * bound) runs a synchronous reclaim pass, and throws {@link IllegalStateException} if that frees
  * none. Where the pool is spent, a free home slot of another bucket serves as a pool slot.
@@ -183,6 +184,24 @@ public final class CompactMbCache extends KernelPortCache {
         this(builder, buckets, buckets >= LINE_RECLAIM_MIN_BUCKETS);
     }
 
+    /**
+     * The pool slots of a table of {@code buckets} buckets bounded at {@code maxEntries}:
+     * {@code 4 * maxEntries}, at least 512, and at least twice its delay ring's places. A freed slot
+     * waits in the ring for a ring's length of further frees only while the free list has slots to
+     * hand out meanwhile; with fewer, every create would drain the ring, and a key created and
+     * deleted in turn would cycle through the pool's few slots, wrapping a kept handle's generation
+     * that many times sooner (a table of many buckets and a small bound: 2^14 buckets and a
+     * {@code maxEntries} of 100 have a ring of 8192 places). The pool's pages are allocated as it
+     * grows, so the capacity costs nothing until used.
+     */
+    static long poolSlots(int buckets, long maxEntries) {
+        long pool = Math.max(MIN_POOL_SLOTS, Math.min(CompactTable.MAX_POOL_SLOTS, 4 * Math.min(maxEntries, 1L << 30)));
+        while (pool < 2L * CompactTable.ringSizeFor(buckets, pool)) {
+            pool *= 2; // the ring grows with the meta space, to at most 8192 places: this ends
+        }
+        return pool;
+    }
+
     /** {@link #CompactMbCache(Builder, long)}, with line reclaim on or off whatever the size (tests). */
     CompactMbCache(Builder builder, long buckets, boolean lineReclaim) {
         this(builder.options, checkedBuckets(buckets), builder.options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET), lineReclaim);
@@ -190,8 +209,7 @@ public final class CompactMbCache extends KernelPortCache {
 
     private CompactMbCache(KernelPortOptions options, long buckets, long maxEntries, boolean lineReclaim) {
         super(options, 64 - Long.numberOfLeadingZeros(buckets - 1), maxEntries, options.chainCap(maxEntries, buckets));
-        long poolSlots = Math.max(MIN_POOL_SLOTS, Math.min(CompactTable.MAX_POOL_SLOTS, 4 * Math.min(maxEntries, 1L << 30)));
-        this.table = new CompactTable((int) buckets, poolSlots, KeyedIndex.seed(options.hashSeed()));
+        this.table = new CompactTable((int) buckets, poolSlots((int) buckets, maxEntries), KeyedIndex.seed(options.hashSeed()));
         this.lineReclaimBand = lineReclaim ? new LineReclaimBand(maxEntries) : null;
         this.reclaimLock = books.lock;
         this.clock = new CompactClock(table);

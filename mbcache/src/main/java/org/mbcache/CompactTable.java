@@ -221,8 +221,7 @@ final class CompactTable {
         }
         this.buckets = buckets;
         this.homeSlots = buckets * LINE_LONGS;
-        long poolRange = (poolSlots + HOME_SLOTS - 1) / HOME_SLOTS * LINE_LONGS; // every eighth index skipped
-        this.slotLimit = (int) (homeSlots + poolRange); // below 2^29 + 2^30 * 8/7 + 8
+        this.slotLimit = slotLimit(buckets, poolSlots);
         this.pageBits = Math.max(MIN_PAGE_BITS, Math.min(MAX_PAGE_BITS, 32 - Integer.numberOfLeadingZeros(slotLimit) - 4));
         this.pageMask = (1 << pageBits) - 1;
         this.multiplier = KeyedIndex.multiplier(seed);
@@ -239,7 +238,23 @@ final class CompactTable {
         records = new CompactChainRecords(buckets);
         keyFilters = new CompactKeyFilters(buckets, pageBits);
         nextSlot = homeSlots + 1;
-        delayRing = new CompactDelayRing(Math.max(12, 32 - Integer.numberOfLeadingZeros(slotLimit - 1)));
+        delayRing = new CompactDelayRing(ringBits(slotLimit));
+    }
+
+    /** The meta space of a table: its home slots' lines, then the pool's, every eighth index skipped. */
+    private static int slotLimit(int buckets, long poolSlots) {
+        long poolRange = (poolSlots + HOME_SLOTS - 1) / HOME_SLOTS * LINE_LONGS;
+        return (int) ((long) buckets * LINE_LONGS + poolRange); // below 2^29 + 2^30 * 8/7 + 8
+    }
+
+    /** The bits of a meta space of {@code slotLimit} indices, as the delay ring is sized from ({@link CompactDelayRing#sizeFor}). */
+    private static int ringBits(int slotLimit) {
+        return Math.max(12, 32 - Integer.numberOfLeadingZeros(slotLimit - 1));
+    }
+
+    /** The delay ring's length in a table of {@code buckets} buckets and {@code poolSlots} pool slots. */
+    static int ringSizeFor(int buckets, long poolSlots) {
+        return CompactDelayRing.sizeFor(ringBits(slotLimit(buckets, poolSlots)));
     }
 
     private int pagesFor(int longs) {

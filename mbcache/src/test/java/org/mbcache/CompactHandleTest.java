@@ -145,6 +145,36 @@ class CompactHandleTest {
         }
     }
 
+    @Test
+    void aLargeTableWithASmallBoundHoldsAFreedSlotBackForItsWholeRing() {
+        try (CompactMbCache cache = CompactMbCache.builder().bucketBits(14).maxEntries(100).hashSeed(1)
+                .executor(Runnable::run).memoryPressureReclaim(false).build()) {
+            int bucket = cache.bucketOf(KEY);
+            int[] keys = new int[CompactLine.HOME_SLOTS + 1];
+            for (int k = KEY + 1, n = 0; n < keys.length; k++) {
+                if (cache.bucketOf(k) == bucket) {
+                    keys[n++] = k;
+                }
+            }
+            for (int i = 0; i < CompactLine.HOME_SLOTS; i++) {
+                assertTrue(cache.create(keys[i], 0, true)); // the line full: the cycling key goes to the pool
+            }
+            int ring = FreedSlots.ringSize(cache);
+            assertEquals(8192, ring);
+            int cycling = keys[CompactLine.HOME_SLOTS];
+            java.util.Map<Integer, Integer> lastUse = new java.util.HashMap<>();
+            for (int cycle = 0; cycle < 3 * ring; cycle++) {
+                assertTrue(cache.create(cycling, cycle, true));
+                long handle = cache.getHandle(cycling, cycle);
+                Integer before = lastUse.put(CompactSlots.slotOf(handle), cycle);
+                assertTrue(before == null || cycle - before > ring,
+                        "slot " + CompactSlots.slotOf(handle) + " reused after " + (before == null ? 0 : cycle - before) + " frees");
+                cache.release(handle);
+                assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(cycling, cycle));
+            }
+        }
+    }
+
     /** A slot of a new one-bucket table holding a claimed pair of {@code KEY} (count 0) of {@code generation}. */
     private static int claimedSlotOfGeneration(CompactTable table, int generation) {
         int slot = table.allocate();
