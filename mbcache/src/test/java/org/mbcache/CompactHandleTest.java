@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -162,7 +164,7 @@ class CompactHandleTest {
             int ring = FreedSlots.ringSize(cache);
             assertEquals(8192, ring);
             int cycling = keys[CompactLine.HOME_SLOTS];
-            java.util.Map<Integer, Integer> lastUse = new java.util.HashMap<>();
+            Map<Integer, Integer> lastUse = new HashMap<>();
             for (int cycle = 0; cycle < 3 * ring; cycle++) {
                 assertTrue(cache.create(cycling, cycle, true));
                 long handle = cache.getHandle(cycling, cycle);
