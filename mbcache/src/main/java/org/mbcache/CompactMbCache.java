@@ -723,8 +723,9 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public long value(long handle) {
         long[] page = pageOf(handle);
-        int at = table.metaIndex(CompactSlots.slotOf(handle));
-        long value = table.lpValue(CompactSlots.slotOf(handle));
+        int slot = CompactSlots.slotOf(handle);
+        int at = table.metaIndex(slot);
+        long value = table.lpValue(slot);
         VarHandle.acquireFence(); // the value's load before the meta word's
         if (CompactSlots.isStale(CompactSlots.lvMeta(page, at), handle, lifecycle)) {
             throw new IllegalStateException("stale handle: " + Long.toHexString(handle));
@@ -802,11 +803,11 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     private String describe(long handle) {
-        long[] page = table.metaPage(CompactSlots.slotOf(handle));
-        long meta = CompactSlots.lvMeta(page, table.metaIndex(CompactSlots.slotOf(handle)));
-        return "CompactMbCache.Entry[slot=" + CompactSlots.slotOf(handle) + ", generation=" + CompactSlots.generationOf(handle)
+        int slot = CompactSlots.slotOf(handle);
+        long meta = CompactSlots.lvMeta(table.metaPage(slot), table.metaIndex(slot));
+        return "CompactMbCache.Entry[slot=" + slot + ", generation=" + CompactSlots.generationOf(handle)
                 + ", slot generation=" + CompactSlots.generation(meta) + ", key=" + CompactSlots.keyOf(meta)
-                + ", refcount=" + CompactSlots.references(table, CompactSlots.slotOf(handle), meta) + "]";
+                + ", refcount=" + CompactSlots.references(table, slot, meta) + "]";
     }
 
     // ---------------------------------------------------------------------------------------------

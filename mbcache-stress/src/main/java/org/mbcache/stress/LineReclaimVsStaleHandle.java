@@ -76,7 +76,8 @@ public class LineReclaimVsStaleHandle extends LineReclaimRace {
     /** N's holder releases; V must be gone; then the books; closes. */
     @Arbiter
     public void check(IIII_Result r) {
-        r.r4 = FreedSlots.slotOf(fresh) != FreedSlots.slotOf(stale) ? -6 : !accepted(fresh) ? -7 : cached(KEY, VALUE) ? -8 : books();
+        r.r4 = FreedSlots.slotOf(fresh) != FreedSlots.slotOf(stale) ? -6 : !accepted(fresh) ? -7
+                : cached(KEY, VALUE) ? -8 : books();
         cache.close();
     }
 }

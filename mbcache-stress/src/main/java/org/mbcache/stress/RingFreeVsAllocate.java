@@ -71,7 +71,10 @@ public class RingFreeVsAllocate extends SlotRace {
             }
             compact.deleteOrGetHandle(OTHER_KEY, i);
         }
-        boolean spread = FreedSlots.slotOf(y) != FreedSlots.slotOf(staleA) && FreedSlots.slotOf(x) != FreedSlots.slotOf(staleA) && FreedSlots.slotOf(x) != FreedSlots.slotOf(y);
+        int slotA = FreedSlots.slotOf(staleA);
+        int slotX = FreedSlots.slotOf(x);
+        int slotY = FreedSlots.slotOf(y);
+        boolean spread = slotY != slotA && slotX != slotA && slotX != slotY;
         staleY = spread ? y : CompactMbCache.NO_ENTRY; // not spread: a ring that delays nothing (-5 below)
         staleX = spread ? x : CompactMbCache.NO_ENTRY;
     }
@@ -105,8 +108,8 @@ public class RingFreeVsAllocate extends SlotRace {
     /** 1 for A's slot, 2 for Y's, 3 for X's, -1 for any other or none. */
     private int slotCode(long handle) {
         int slot = FreedSlots.slotOf(handle);
-        return handle == CompactMbCache.NO_ENTRY ? -1 : slot == FreedSlots.slotOf(staleA) ? 1 : slot == FreedSlots.slotOf(staleY) ? 2
-                : slot == FreedSlots.slotOf(staleX) ? 3 : -1;
+        return handle == CompactMbCache.NO_ENTRY ? -1 : slot == FreedSlots.slotOf(staleA) ? 1
+                : slot == FreedSlots.slotOf(staleY) ? 2 : slot == FreedSlots.slotOf(staleX) ? 3 : -1;
     }
 
 
