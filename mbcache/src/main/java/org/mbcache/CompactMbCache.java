@@ -54,9 +54,9 @@ import org.mbcache.internal.Snapshots;
  * reused only after about min(8192, slots / 8) later frees, or, where callers hold all but a few
  * slots, after every other free slot: about 2^30 frees of the cache with the full ring, 2^26 in the
  * smallest, and 2^17 times the free slots in a table callers hold nearly all of; a slot that line
- * reclaim refills at once, skipping the ring, is refilled that way at most three times in a row
- * before it must pass through the ring, so its generation wraps only after 2^15 passages through
- * the full ring, about 2^28 frees of the cache, 4.5 minutes at a million a second): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
+ * reclaim refills at once, skipping the ring, is refilled that way only while its generation is not
+ * ahead of a count of the cache's reuses, so it wraps only after about 4.3 x 10^8 reuses of the
+ * cache, 7 minutes at a million a second): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
  * {@link #value} throw {@link IllegalStateException}, {@link #touch(long)} and
  * {@link #setReusable(long, boolean)} do nothing, {@link #reusable(long)} answers {@code false},
  * {@link #waitUnused(long)} returns at once, as on an entry object whose pair left. One used after
@@ -140,7 +140,7 @@ public final class CompactMbCache extends KernelPortCache {
     /**
      * The fewest buckets with which a create at the bound reclaims in its line: below, the delay
      * ring may be shorter than its full 8,192 places, so a slot refilled in place would wrap its
-     * handles' 17-bit generation sooner (see {@link CompactWalk#reclaimInLine}), and the pool is small
+     * handles' 17-bit generation sooner (see {@link CompactDelayRing#mayRefillInPlace}), and the pool is small
      * enough to stay in the processor's caches.
      */
     static final int LINE_RECLAIM_MIN_BUCKETS = 1 << 14;

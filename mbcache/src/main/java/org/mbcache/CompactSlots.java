@@ -81,14 +81,12 @@ import org.mbcache.internal.Lifecycle;
  * first, {@link CompactTable#drainDelayRing}), so the key cycles through the free slots only, and
  * the wrap takes 2^17 times their number of frees (131,072 cycles with one free slot: nothing can
  * spread reuse over slots that callers hold). A slot a create's line reclaim refills at once
- * ({@link CompactWalk#reclaimInLine}) skips the ring too, but only while its generation is not 3
- * modulo 4 ({@link CompactWalk#IN_PLACE_RUN}): a slot is refilled in place at most three times in a
- * row, then waits for a pass to free it through the ring. So the generation moves by at most four
- * a passage through the ring and wraps only after 2^15 passages, about 2^28 frees of the cache with
- * the full ring (line reclaim runs only in tables of 2^14 buckets up, whose ring is full): 4.5
- * minutes at a million a second. (With one refill in place a passage, about half a full line's
- * slots could not be refilled at once: more creates overflow into the pool, and a cache turned over
- * at its bound keeps about a fifth more memory than after its fill, against a seventh with three.)
+ * ({@link CompactWalk#reclaimInLine}) skips the ring too, within a budget that comes back with the
+ * cache's reuses (the in-place clock, {@link CompactDelayRing#mayRefillInPlace}): a slot's
+ * generation may run at most a few steps ahead of a count of the cache's reuses, four steps every
+ * sixteen rings of them, so it wraps only after about 0.8 x 2^16 rings of reuses, 4.3 x 10^8 with
+ * the full ring (line reclaim runs only in tables of 2^14 buckets up, whose ring is full): 7
+ * minutes at a million a second.
  * A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and
  * keeps its generation: no pair held it.
  * The JCStress races in the stress module (SlotReuseVsLookup, ReleaseVsSlotReuse,

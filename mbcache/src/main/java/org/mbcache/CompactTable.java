@@ -826,8 +826,8 @@ final class CompactTable {
      * dropped): its bucket's creates pass it over. A release store: nobody else writes a word whose
      * count is zero (every CAS loop but the claim refuses it, the claim needs count one, and a create
      * takes only a home slot that is not resting). Bit held, so a create in the bucket never sees the
-     * slot out of the chain and not yet retired. {@link #free}'s first half; alone, for a line
-     * reclaim, which refills the slot in the same critical section ({@link CompactWalk#reclaimInLine}).
+     * slot out of the chain and not yet retired. {@link #free}'s first half; with {@link #retireInPlace},
+     * for a line reclaim, which refills the slot in the same critical section.
      */
     void retire(int slot) {
         long[] page = metaPage(slot);
@@ -836,6 +836,24 @@ final class CompactTable {
         long generation = (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
         soMeta(page, at, isHome(slot) ? (meta & 0xFFFF_FFFF_0000_0000L) | generation | RESTING
                 : (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | generation);
+    }
+
+    /**
+     * Retires a claimed home slot that a line reclaim refills in the same critical section
+     * ({@link CompactWalk#reclaimInLine}), skipping the ring ({@link #retire}), and counts the refill
+     * on the in-place clock. Bit held.
+     */
+    void retireInPlace(int slot) {
+        retire(slot);
+        delayRing.countRefill();
+    }
+
+    /**
+     * Whether a line reclaim may refill a home slot whose occupant has {@code generation} in place
+     * now ({@link CompactDelayRing#mayRefillInPlace}, the in-place clock).
+     */
+    boolean mayRefillInPlace(int generation) {
+        return delayRing.mayRefillInPlace(generation);
     }
 
     /**

@@ -26,12 +26,6 @@ final class CompactWalk {
     static final long CONTAINED = -3L;
     /** {@link #deleteOrAcquire}: the pair was removed and its slot freed. */
     static final long DELETED = -4L;
-    /**
-     * {@link #reclaimInLine} passes over a slot whose generation's low two bits are all set: so a
-     * slot is refilled in place at most three times between two frees through the delay ring
-     * (fewer where such a free left its generation at 1, 2 or 3 modulo 4).
-     */
-    static final int IN_PLACE_RUN = 3;
 
     /**
      * A lookup: by key, the newest reusable entry below {@code afterSlot} if that is in the chain
@@ -345,25 +339,21 @@ final class CompactWalk {
 
     /**
      * A create's line reclaim, run where the cache is at its bound and the bucket has no free home
-     * slot (the contract, section 4): where its line holds seven entries, claims the oldest of the chain's home entries that nobody
-     * holds, is not referenced and whose slot may be refilled in place (its generation is not
-     * {@link #IN_PLACE_RUN} modulo 4), takes it out of the chain and
-     * retires its slot ({@link CompactTable#retire}: generation advanced, no delay ring), for the
-     * create to refill in the same critical section; a referenced entry met on the way, oldest first,
-     * loses its flag and is passed over. The slot, or 0 (nothing changed but flags; nothing at all
-     * where the line is not full). Bit held;
-     * allocation-free.
+     * slot (the contract, section 4): where its line holds seven entries, claims the oldest of the
+     * chain's home entries that nobody holds, is not referenced and whose slot the in-place clock
+     * lets be refilled now ({@link CompactTable#mayRefillInPlace}), takes it out of the chain and
+     * retires its slot ({@link CompactTable#retireInPlace}: generation advanced, no delay ring), for
+     * the create to refill in the same critical section; a referenced entry met on the
+     * way, oldest first, loses its flag and is passed over. The slot, or 0 (nothing changed but
+     * flags; nothing at all where the line is not full). Bit held; allocation-free.
      *
-     * <p>Why a slot sits out after three refills: a slot refilled here skips the delay ring, and
+     * <p>Why a slot may be refilled only so often: a slot refilled here skips the delay ring, and
      * nothing else would stop two keys created in turn in one line (they need no seed to collide:
      * among a few hundred hot keys, two share a bucket) from refilling its seven slots once every
-     * seven creates, wrapping a kept handle's 17-bit generation within 2^17 x 7 creates. A refill
-     * here advances the generation by one, a slot whose generation is 3 modulo 4 is passed over, and
-     * only a free through the ring ({@link CompactTable#free}) advances a slot's generation otherwise:
-     * so at most three refills in place follow a passage through the ring, the generation advances
-     * at most four times a passage, and it wraps only after 2^15 passages, each about a ring's length
-     * of frees of the cache. (One refill a passage would pass over half a full line's slots, and
-     * creates would overflow into the pool instead.)
+     * seven creates, wrapping a kept handle's 17-bit generation within 2^17 x 7 creates. The
+     * in-place clock ({@link CompactDelayRing#mayRefillInPlace}) lets a slot's generation get at
+     * most a few steps ahead of the cache's reuses: it comes back to a kept handle's only after
+     * hundreds of millions of reuses, while a line's oldest entries, epochs old, may be refilled.
      */
     static int reclaimInLine(CompactTable table, int bucket) {
         if (!table.lineFull(bucket)) {
@@ -377,14 +367,14 @@ final class CompactWalk {
             long[] page = table.metaPage(slot);
             int at = table.metaIndex(slot);
             long meta = lvMeta(page, at);
-            if ((generation(meta) & IN_PLACE_RUN) == IN_PLACE_RUN) {
+            if (!table.mayRefillInPlace(generation(meta))) {
                 continue;
             }
             if ((meta & REFERENCED) != 0) {
                 CompactSlots.setFlag(page, at, generation(meta), REFERENCED, false);
             } else if (CompactSlots.tryClaim(table, slot, page, at, meta, true)) {
                 table.removeAt(bucket, pos);
-                table.retire(slot);
+                table.retireInPlace(slot);
                 return slot;
             }
         }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -16,8 +17,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * {@link CompactMbCache}'s line reclaim: once the cache is at its bound, a create whose bucket's
- * line is full reclaims the line's oldest entry nobody holds (second chance and the three-refills
- * rule applied) and refills its slot, instead of taking a pool slot. One bucket (every key in it), seven home
+ * line is full reclaims the line's oldest entry nobody holds (second chance and the in-place clock
+ * applied) and refills its slot, instead of taking a pool slot. One bucket (every key in it), seven home
  * slots, line reclaim forced on (a table this small has it off), background passes never run (an
  * executor that drops them), so the count stays where the creates put it.
  */
@@ -122,21 +123,116 @@ class CompactLineReclaimTest {
         }
     }
 
+    /** Creates keys 101 up until every slot of the full line was refilled in place three times; their number. */
+    private static int spendTheLinesRefills(CompactMbCache cache) {
+        int refills = (CompactDelayRing.EPOCH_GENERATIONS - 1) * HOME_SLOTS;
+        for (int key = 101; key <= 100 + refills; key++) {
+            assertTrue(cache.create(key, key, true));
+            assertEquals(HOME_SLOTS, cache.size(), "refilled in place");
+        }
+        assertEquals(refills, cache.stats().entriesReclaimed(), "every slot of the line refilled three times");
+        return refills;
+    }
+
+    /** A pool pair created and deleted {@code times} times: each a free through the ring. */
+    private static void freeThroughTheRing(CompactMbCache cache, int times) {
+        for (int i = 0; i < times; i++) {
+            assertTrue(cache.create(200, i, true));
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(200, i));
+        }
+    }
+
+    /** The delay ring of {@code cache}'s table, which keeps the in-place clock. */
+    private static CompactDelayRing delayRingOf(CompactMbCache cache) {
+        try {
+            Field table = CompactMbCache.class.getDeclaredField("table");
+            table.setAccessible(true);
+            Field ring = CompactTable.class.getDeclaredField("delayRing");
+            ring.setAccessible(true);
+            return (CompactDelayRing) ring.get(table.get(cache));
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The reuses in an epoch of this cache's in-place clock. */
+    private static int epoch(CompactMbCache cache) {
+        return CompactDelayRing.EPOCH_RINGS * FreedSlots.ringSize(cache);
+    }
+
     @Test
-    void aSlotIsRefilledInPlaceAtMostThreeTimesInARowBeforeItPassesThroughTheRing() {
+    void aSlotIsRefilledInPlaceAtMostThreeTimesAnEpoch() {
         try (CompactMbCache cache = fullLineAtTheBound()) {
-            int refills = CompactWalk.IN_PLACE_RUN * HOME_SLOTS;
-            for (int key = 101; key <= 100 + refills; key++) {
-                assertTrue(cache.create(key, key, true));
-                assertEquals(HOME_SLOTS, cache.size(), "refilled in place");
-            }
-            assertEquals(refills, cache.stats().entriesReclaimed(), "every slot of the line refilled three times");
+            int refills = spendTheLinesRefills(cache);
             assertTrue(cache.create(200, 200, true));
             assertEquals(refills, cache.stats().entriesReclaimed(), "nothing more reclaimed");
             assertEquals(HOME_SLOTS + 1, cache.size(), "no slot left to refill: the pool");
             long created = cache.findFirstHandle(200);
             assertTrue(slotOf(created) >= FIRST_POOL_INDEX, "a pool slot");
             cache.release(created);
+            cache.checkChains();
+        }
+    }
+
+    @Test
+    void aSlotsInPlaceBudgetComesBackOnceTheCacheHasReusedAnEpochOfSlots() {
+        try (CompactMbCache cache = fullLineAtTheBound()) {
+            int refills = spendTheLinesRefills(cache);
+            int untilTheEpoch = epoch(cache) - refills;
+            freeThroughTheRing(cache, untilTheEpoch - 1);
+            assertTrue(cache.create(300, 300, true));
+            assertEquals(refills, cache.stats().entriesReclaimed(), "one reuse short of the epoch: the pool");
+            assertEquals(CompactMbCache.NO_ENTRY, cache.deleteOrGetHandle(300, 300));
+            assertTrue(cache.create(301, 301, true));
+            assertEquals(refills + 1, cache.stats().entriesReclaimed(), "the epoch's reuses done: the line reclaims again");
+            assertEquals(HOME_SLOTS, cache.size(), "refilled in place");
+            long created = cache.findFirstHandle(301);
+            assertTrue(slotOf(created) < FIRST_POOL_INDEX, "a home slot");
+            cache.release(created);
+            cache.checkChains();
+        }
+    }
+
+    @Test
+    void aSlotEpochsBehindIsRefilledOneGenerationAtATimeUntilItCatchesUp() {
+        try (CompactMbCache cache = fullLineAtTheBound()) {
+            int refills = spendTheLinesRefills(cache); // every slot at generation 3
+            CompactDelayRing clock = delayRingOf(cache);
+            for (int i = refills; i < 2 * epoch(cache); i++) { // as refills in other lines would
+                clock.countRefill();
+            }
+            // Epoch 2 owns generations 8-11: each slot, at 3, takes 4 to 11 (eight refills) and waits, unless the
+            // refills themselves end the epoch.
+            int catchUp = 8 * HOME_SLOTS;
+            for (int key = 1_000; key < 1_000 + catchUp; key++) {
+                assertTrue(cache.create(key, key, true));
+                assertEquals(HOME_SLOTS, cache.size(), "refilled in place");
+            }
+            assertEquals(refills + catchUp, cache.stats().entriesReclaimed());
+            assertTrue(cache.create(2_000, 2_000, true));
+            assertEquals(HOME_SLOTS + 1, cache.size(), "caught up with the epoch's last generation: the pool");
+            cache.checkChains();
+        }
+    }
+
+    @Test
+    void aCacheTurnedOverAtItsBoundKeepsRefillingInItsLinesInsteadOfGrowingItsPool() {
+        // A cache sized as users size it (2^14 buckets and more: line reclaim on), background passes as users run them.
+        int maxEntries = 100_000;
+        try (CompactMbCache cache = CompactMbCache.builder().maxEntries(maxEntries).hashSeed(3).executor(Runnable::run)
+                .memoryPressureReclaim(false).build()) {
+            int key = 0;
+            for (; key < 2 * maxEntries; key++) { // filled, and turned over once
+                cache.create(key, key, true);
+            }
+            int afterOneTurnover = FreedSlots.end(cache);
+            for (; key < 12 * maxEntries; key++) {
+                cache.create(key, key, true);
+            }
+            int grown = FreedSlots.end(cache) - afterOneTurnover;
+            // About 6,300 where a slot's in-place budget comes back with the cache's reuses; about 20,000 where it
+            // came back only when a pass freed the slot.
+            assertTrue(grown < maxEntries / 10, () -> "ten more turnovers handed out " + grown + " more slots");
             cache.checkChains();
         }
     }
