@@ -73,7 +73,7 @@ import org.mbcache.internal.Snapshots;
  * nothing and a pair found cached by the optimistic read takes no lock. In a table of 16,384
  * buckets or more (sized from a {@code maxEntries} of about 98,000 up), a create at the bound into a
  * full line reclaims the line's oldest entry nobody holds instead (<em>line reclaim</em>, the
- * contract's section 4: second chance, held entries spared, and a slot refilled so at most three times in a row),
+ * contract's section 4: second chance, held entries spared, and a slot refilled so only as the in-place clock allows),
  * so that a full cache keeps its entries in their lines and its pool small. The table has
  * {@code 4 * maxEntries} pool slots (at least 512 and twice its delay ring's places, {@code poolSlots};
  * at most 2^30) besides its buckets' home slots, and
