@@ -76,15 +76,17 @@ import org.mbcache.internal.Lifecycle;
  * ring-size frees of the cache: 2^30 (1.07 billion) with the full ring of 8192 (from a meta space of
  * 2^16 indices, about 11,000 {@code maxEntries}, up), 2^26 (67 million) with the smallest (512). At a
  * million creates and deletes a second on one key that is about 18 minutes, or 67 s in the smallest
- * cache. The exception is a table whose callers hold all but a few slots: with fewer
- * free slots than ring places, the free list is empty and every create drains the ring (oldest
- * first, {@link CompactTable#drainDelayRing}), so the key cycles through the free slots only, and
+ * cache. The exception is a table whose callers hold all but a few slots: with no free slot
+ * outside the ring (free pool slots, then free home slots of other buckets, are taken first), every
+ * create drains the ring (oldest first, {@link CompactTable#drainDelayRing}), so the key cycles
+ * through the free slots only, and
  * the wrap takes 2^17 times their number of frees (131,072 cycles with one free slot: nothing can
  * spread reuse over slots that callers hold). A slot a create's line reclaim refills at once
  * ({@link CompactWalk#reclaimInLine}) skips the ring too, within a budget that comes back with the
- * cache's reuses (the in-place clock, {@link CompactDelayRing#mayRefillInPlace}): a slot's
- * generation may run at most a few steps ahead of a count of the cache's reuses, four steps every
- * sixteen rings of them, so it wraps only after about 0.8 x 2^16 rings of reuses, 4.3 x 10^8 with
+ * cache's reuses (the in-place clock, {@link CompactDelayRing#mayRefillInPlace}): a refill in place
+ * never takes a slot's generation more than three steps ahead of a count of the cache's reuses
+ * (four steps every sixteen rings of them; only frees through the ring, one a ring's length of
+ * frees, move it further), so it wraps only after about 0.8 x 2^16 rings of reuses, 4.3 x 10^8 with
  * the full ring (line reclaim runs only in tables of 2^14 buckets up, whose ring is full): 7
  * minutes at a million a second.
  * A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and

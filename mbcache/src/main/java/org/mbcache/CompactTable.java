@@ -222,7 +222,7 @@ final class CompactTable {
         this.buckets = buckets;
         this.homeSlots = buckets * LINE_LONGS;
         this.slotLimit = slotLimit(buckets, poolSlots);
-        this.pageBits = Math.max(MIN_PAGE_BITS, Math.min(MAX_PAGE_BITS, 32 - Integer.numberOfLeadingZeros(slotLimit) - 4));
+        this.pageBits = pageBits(homeSlots, slotLimit);
         this.pageMask = (1 << pageBits) - 1;
         this.multiplier = KeyedIndex.multiplier(seed);
         this.increment = KeyedIndex.increment(seed);
@@ -239,6 +239,23 @@ final class CompactTable {
         keyFilters = new CompactKeyFilters(buckets, pageBits);
         nextSlot = homeSlots + 1;
         delayRing = new CompactDelayRing(ringBits(slotLimit));
+    }
+
+    /**
+     * log2 of a page's longs in a table of {@code homeSlots} line indices and a meta space of
+     * {@code slotLimit}: a 32nd of the lines at most, so that a page allocated as the pool grows, and
+     * the last page of the lines and of their values, adds a few percent to a small table's memory
+     * at most; but more than a 8192th of the meta space, so that a page directory has at most 8192
+     * entries (or what pages of 256 KiB need); within {@code [MIN_PAGE_BITS, MAX_PAGE_BITS]}.
+     */
+    static int pageBits(int homeSlots, int slotLimit) {
+        int bits = Math.max(bitsOf(homeSlots) - 6, bitsOf(slotLimit) - 13);
+        return Math.max(MIN_PAGE_BITS, Math.min(MAX_PAGE_BITS, bits));
+    }
+
+    /** The bits of {@code n} ({@code n > 0}): 1 + floor(log2 n). */
+    private static int bitsOf(int n) {
+        return 32 - Integer.numberOfLeadingZeros(n);
     }
 
     /** The meta space of a table: its home slots' lines, then the pool's, every eighth index skipped. */
@@ -689,28 +706,30 @@ final class CompactTable {
 
     /**
      * A free pool slot, popped from the free list or new at the end (its pages allocated first,
-     * under the page lock; a Throwable there changes nothing), or, when neither has one, one the
+     * under the page lock; a Throwable there changes nothing), or, when neither has one, a free home
+     * slot of another bucket ({@link #stealHomeSlot}), or, when no bucket has one either, one the
      * delay ring gives back ({@link #drainDelayRing}, so that no freed slot is out of reach); 0 if
-     * every pool slot is in use. The slot's count is zero and it is owned by the caller until it
-     * makes it live or frees it. A racing allocate that drains the ring at the same moment may leave
-     * this one 0 while it still pushes the slots it took: the caller's synchronous reclaim and retry
-     * ({@code CompactMbCache}'s create) then finds them.
+     * every slot is in use. The ring is drained last: a drained slot is reused before a ring's length
+     * of frees, so it is reused early only where nothing else is free. The slot's count is zero and
+     * it is owned by the caller until it makes it live or frees it. A racing allocate that drains the
+     * ring at the same moment may leave this one 0 while it still pushes the slots it took: the
+     * caller's synchronous reclaim and retry ({@code CompactMbCache}'s create) then finds them.
      */
     int allocate() {
         for (;;) {
             int slot = pop();
-            if (slot != 0 || (slot = takeNew()) != 0) {
+            if (slot != 0 || (slot = takeNew()) != 0 || (slot = stealHomeSlot()) != 0) {
                 return slot;
             }
             if (drainDelayRing() == 0 && (int) freeHead == 0) {
-                return stealHomeSlot();
+                return 0;
             }
         }
     }
 
     /**
      * A free home slot of any bucket, for use as a pool slot where the pool has none left (callers
-     * hold nearly every slot, and the free ones are in lines of other buckets): the buckets are
+     * hold every pool slot, and the free ones are in lines of other buckets): the buckets are
      * looked at from where the last steal found one, each whose order list has room locked and its
      * {@link #freeHomeSlot} taken, marked {@link #RESTING} so that its own bucket passes it over
      * until it goes live in its new chain (or is given back, {@link #freeUnused}). 0 if no bucket has

@@ -161,7 +161,7 @@ class CompactLineReclaimTest {
     }
 
     @Test
-    void aSlotIsRefilledInPlaceAtMostThreeTimesAnEpoch() {
+    void aSlotWithinItsEpochIsRefilledInPlaceUpToTheEpochsLastGeneration() {
         try (CompactMbCache cache = fullLineAtTheBound()) {
             int refills = spendTheLinesRefills(cache);
             assertTrue(cache.create(200, 200, true));

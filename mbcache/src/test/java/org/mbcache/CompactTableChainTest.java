@@ -222,6 +222,19 @@ class CompactTableChainTest {
     }
 
     @Test
+    void aSpentPoolLendsAFreeHomeSlotBeforeItReusesASlotFreedIntoTheRing() {
+        CompactTable small = new CompactTable(2, 1, KeyedIndex.seed(7L)); // one pool line: 7 pool slots
+        int freed = small.allocate();
+        for (int i = 1; i < CompactLine.HOME_SLOTS; i++) {
+            assertFalse(small.isHome(small.allocate()), "the pool first");
+        }
+        small.free(freed); // into the delay ring: a ring's length of frees before it is reused
+        int next = small.allocate();
+        assertTrue(small.isHome(next), "a free home slot of a bucket is lent, not the freed pool slot: " + next);
+        assertEquals(1, small.drainDelayRing(), "the freed slot still in the ring");
+    }
+
+    @Test
     void aLentHomeSlotClaimedInItsBorrowersChainStaysOutOfItsOwnBucketsReachUntilTheRingGivesItBack() {
         CompactTable small = new CompactTable(2, 1, KeyedIndex.seed(7L)); // one pool line: 7 pool slots
         for (int i = 0; i < CompactLine.HOME_SLOTS; i++) {
