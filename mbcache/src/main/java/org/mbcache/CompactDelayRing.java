@@ -13,8 +13,8 @@ import java.lang.invoke.VarHandle;
  * <p>Its length is {@code min(8192, 2^slotBits / 8)} (at least 1), a power of two, for a table
  * whose meta space needs {@code slotBits} bits (at least 12: 512 places in the smallest table,
  * 8192, 32 KiB, from 16 bits up). An eighth of the meta space at most: the ring's slots are free
- * ones the table cannot hand out until they leave it, and a table whose pool is spent with an empty
- * free list drains it ({@link CompactTable#drainDelayRing}), so no slot is ever out of reach.
+ * ones the table cannot hand out until they leave it, and a table with no other free slot drains
+ * it ({@link CompactTable#drainDelayRing}), so no slot is ever out of reach.
  *
  * <p>The ring also keeps the <em>in-place clock</em> ({@link #mayRefillInPlace}): its position
  * and a count of the refills in place of line reclaim, together the cache's reuses of slots, which

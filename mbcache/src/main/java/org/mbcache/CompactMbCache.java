@@ -196,7 +196,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     static long poolSlots(int buckets, long maxEntries) {
         long pool = Math.max(MIN_POOL_SLOTS, Math.min(CompactTable.MAX_POOL_SLOTS, 4 * Math.min(maxEntries, 1L << 30)));
-        while (pool < 2L * CompactTable.ringSizeFor(buckets, pool)) {
+        while (pool < 2L * CompactTableSizes.ringSizeFor(buckets, pool)) {
             pool *= 2; // the ring grows with the meta space, to at most 8192 places: this ends
         }
         return pool;

@@ -136,12 +136,14 @@ final class CompactTable {
     private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(long[][].class);
     private static final VarHandle FREE_HEAD;
     private static final VarHandle NEXT_SLOT;
+    private static final VarHandle HOME_SLOT_MAY_BE_FREE;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             FREE_HEAD = lookup.findVarHandle(CompactTable.class, "freeHead", long.class);
             NEXT_SLOT = lookup.findVarHandle(CompactTable.class, "nextSlot", int.class);
+            HOME_SLOT_MAY_BE_FREE = lookup.findVarHandle(CompactTable.class, "homeSlotMayBeFree", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -153,10 +155,6 @@ final class CompactTable {
     static final long MAX_POOL_SLOTS = 1L << 30;
     /** Bytes a bucket takes with the table: line (64), home values (56), chain record directory entry (4), key filter (4). */
     static final int BUCKET_BYTES = 128;
-    /** log2 of the longs a page holds, at most: 256 KiB. */
-    private static final int MAX_PAGE_BITS = 15;
-    /** log2 of the longs a page holds, at least (small tables). */
-    private static final int MIN_PAGE_BITS = 6;
 
     /** The odd multiplier of {@link #filterMix} (SplitMix64's first). */
     private static final long FILTER_MULTIPLIER = 0xBF58_476D_1CE4_E5B9L;
@@ -196,6 +194,14 @@ final class CompactTable {
 
     /** Where {@link #stealHomeSlot} starts looking: a hint, racy on purpose. */
     private int stealCursor;
+    /**
+     * Whether a home slot may be free, for {@link #stealHomeSlot}: cleared by a steal before it
+     * scans, set again where the scan finds one and where a home slot is given back
+     * ({@link #recycle}). A hint: a steal racing another's scan, or a give-back its scan passed,
+     * may find it clear while a home slot is free, and drains the ring instead.
+     */
+    @SuppressWarnings("unused") // through HOME_SLOT_MAY_BE_FREE
+    private volatile boolean homeSlotMayBeFree = true;
     /** The next never-used pool slot; slots below it have their pages. */
     private volatile int nextSlot;
     /** The free list of pool slots: a tag in the upper 32 bits (against ABA), the top slot in the lower (0: empty). */
@@ -221,8 +227,8 @@ final class CompactTable {
         }
         this.buckets = buckets;
         this.homeSlots = buckets * LINE_LONGS;
-        this.slotLimit = slotLimit(buckets, poolSlots);
-        this.pageBits = pageBits(homeSlots, slotLimit);
+        this.slotLimit = CompactTableSizes.slotLimit(buckets, poolSlots);
+        this.pageBits = CompactTableSizes.pageBits(homeSlots, slotLimit);
         this.pageMask = (1 << pageBits) - 1;
         this.multiplier = KeyedIndex.multiplier(seed);
         this.increment = KeyedIndex.increment(seed);
@@ -238,40 +244,7 @@ final class CompactTable {
         records = new CompactChainRecords(buckets);
         keyFilters = new CompactKeyFilters(buckets, pageBits);
         nextSlot = homeSlots + 1;
-        delayRing = new CompactDelayRing(ringBits(slotLimit));
-    }
-
-    /**
-     * log2 of a page's longs in a table of {@code homeSlots} line indices and a meta space of
-     * {@code slotLimit}: a 32nd of the lines at most, so that a page allocated as the pool grows, and
-     * the last page of the lines and of their values, adds a few percent to a small table's memory
-     * at most; but more than a 8192th of the meta space, so that a page directory has at most 8192
-     * entries (or what pages of 256 KiB need); within {@code [MIN_PAGE_BITS, MAX_PAGE_BITS]}.
-     */
-    static int pageBits(int homeSlots, int slotLimit) {
-        int bits = Math.max(bitsOf(homeSlots) - 6, bitsOf(slotLimit) - 13);
-        return Math.max(MIN_PAGE_BITS, Math.min(MAX_PAGE_BITS, bits));
-    }
-
-    /** The bits of {@code n} ({@code n > 0}): 1 + floor(log2 n). */
-    private static int bitsOf(int n) {
-        return 32 - Integer.numberOfLeadingZeros(n);
-    }
-
-    /** The meta space of a table: its home slots' lines, then the pool's, every eighth index skipped. */
-    private static int slotLimit(int buckets, long poolSlots) {
-        long poolRange = (poolSlots + HOME_SLOTS - 1) / HOME_SLOTS * LINE_LONGS;
-        return (int) ((long) buckets * LINE_LONGS + poolRange); // below 2^29 + 2^30 * 8/7 + 8
-    }
-
-    /** The bits of a meta space of {@code slotLimit} indices, as the delay ring is sized from ({@link CompactDelayRing#sizeFor}). */
-    private static int ringBits(int slotLimit) {
-        return Math.max(12, 32 - Integer.numberOfLeadingZeros(slotLimit - 1));
-    }
-
-    /** The delay ring's length in a table of {@code buckets} buckets and {@code poolSlots} pool slots. */
-    static int ringSizeFor(int buckets, long poolSlots) {
-        return CompactDelayRing.sizeFor(ringBits(slotLimit(buckets, poolSlots)));
+        delayRing = new CompactDelayRing(CompactTableSizes.ringBits(slotLimit));
     }
 
     private int pagesFor(int longs) {
@@ -733,9 +706,14 @@ final class CompactTable {
      * looked at from where the last steal found one, each whose order list has room locked and its
      * {@link #freeHomeSlot} taken, marked {@link #RESTING} so that its own bucket passes it over
      * until it goes live in its new chain (or is given back, {@link #freeUnused}). 0 if no bucket has
-     * one. Called with no bucket's bit held.
+     * one, or none was given back since a scan found none ({@link #homeSlotMayBeFree}), so that
+     * where callers hold every slot, a create does not look at every bucket before the ring. Called
+     * with no bucket's bit held.
      */
     private int stealHomeSlot() {
+        if (!(boolean) HOME_SLOT_MAY_BE_FREE.getAndSet(this, false)) {
+            return 0;
+        }
         int start = stealCursor;
         for (int i = 0; i < buckets; i++) {
             int b = start + i < buckets ? start + i : start + i - buckets;
@@ -750,6 +728,7 @@ final class CompactTable {
                     int at = lineBase(b) + (slot & 7);
                     soMeta(page, at, lvMeta(page, at) | RESTING);
                     stealCursor = b;
+                    HOME_SLOT_MAY_BE_FREE.setVolatile(this, true); // more may be
                     return slot;
                 }
             } finally {
@@ -888,6 +867,9 @@ final class CompactTable {
             long[] page = metaPage(slot);
             int at = metaIndex(slot);
             soMeta(page, at, lvMeta(page, at) & ~(long) RESTING);
+            if (!(boolean) HOME_SLOT_MAY_BE_FREE.getVolatile(this)) { // written only when it changes: a line every free reads
+                HOME_SLOT_MAY_BE_FREE.setVolatile(this, true);
+            }
         } else {
             push(slot);
         }

@@ -351,9 +351,10 @@ final class CompactWalk {
      * nothing else would stop two keys created in turn in one line (they need no seed to collide:
      * among a few hundred hot keys, two share a bucket) from refilling its seven slots once every
      * seven creates, wrapping a kept handle's 17-bit generation within 2^17 x 7 creates. The
-     * in-place clock ({@link CompactDelayRing#mayRefillInPlace}) lets a slot's generation get at
-     * most a few steps ahead of the cache's reuses: it comes back to a kept handle's only after
-     * hundreds of millions of reuses, while a line's oldest entries, epochs old, may be refilled.
+     * in-place clock ({@link CompactDelayRing#mayRefillInPlace}) never lets a refill here take a
+     * slot's generation more than three steps ahead of a count of the cache's reuses: it comes back
+     * to a kept handle's only after hundreds of millions of reuses, while a line's oldest entries,
+     * epochs old, may be refilled.
      */
     static int reclaimInLine(CompactTable table, int bucket) {
         if (!table.lineFull(bucket)) {

@@ -235,6 +235,21 @@ class CompactTableChainTest {
     }
 
     @Test
+    void aHomeSlotGivenBackAfterAStealFoundNoneIsLentAgain() {
+        CompactTable small = new CompactTable(2, 1, KeyedIndex.seed(7L)); // 7 pool slots, 14 home slots
+        List<Integer> home = new ArrayList<>();
+        for (int slot = small.allocate(); slot != 0; slot = small.allocate()) {
+            if (small.isHome(slot)) {
+                home.add(slot);
+            }
+        }
+        assertEquals(2 * CompactLine.HOME_SLOTS, home.size(), "every home slot lent, then none left");
+        assertEquals(0, small.allocate(), "a steal that found none: the next looks no further");
+        small.freeUnused(home.get(3));
+        assertEquals(home.get(3), small.allocate(), "given back: lent again");
+    }
+
+    @Test
     void aLentHomeSlotClaimedInItsBorrowersChainStaysOutOfItsOwnBucketsReachUntilTheRingGivesItBack() {
         CompactTable small = new CompactTable(2, 1, KeyedIndex.seed(7L)); // one pool line: 7 pool slots
         for (int i = 0; i < CompactLine.HOME_SLOTS; i++) {

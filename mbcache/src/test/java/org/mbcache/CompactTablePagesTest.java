@@ -6,9 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.junit.jupiter.api.Test;
 
 /**
- * The pages of a {@link CompactTable}'s meta and value spaces: small enough that the last page of
- * a small table's lines, and each page its pool grows by, add a few percent at most; large enough
- * that the page directories stay small; never larger than 256 KiB.
+ * The pages of a {@link CompactTable}'s meta and value spaces ({@link CompactTableSizes#pageBits}):
+ * small enough that the last page of a small table's lines, and each page its pool grows by, add a
+ * few percent at most; large enough that the page directories stay small; never larger than
+ * 256 KiB.
  */
 class CompactTablePagesTest {
 
@@ -41,7 +42,7 @@ class CompactTablePagesTest {
     void aPageDirectoryHasAtMost8192EntriesWherePagesOf256KiBAllowIt() {
         for (int homeSlots = LINE; homeSlots <= 1 << 29; homeSlots <<= 1) {
             for (int slotLimit = homeSlots + LINE; slotLimit > 0 && slotLimit <= 1 << 30; slotLimit <<= 2) {
-                int pages = slotLimit >>> CompactTable.pageBits(homeSlots, slotLimit);
+                int pages = slotLimit >>> CompactTableSizes.pageBits(homeSlots, slotLimit);
                 assertTrue(pages <= Math.max(8192, slotLimit >>> 15), () -> pages + " pages");
             }
         }
@@ -51,8 +52,8 @@ class CompactTablePagesTest {
     void noPageIsSmallerThanALineNorLargerThan256KiB() {
         for (int homeSlots = LINE; homeSlots <= 1 << 29; homeSlots <<= 1) {
             for (int slotLimit = homeSlots + LINE; slotLimit > 0 && slotLimit <= 1 << 30; slotLimit <<= 2) {
-                int bits = CompactTable.pageBits(homeSlots, slotLimit);
-                assertTrue(bits >= 6 && bits <= 15, () -> "2^" + bits + " longs a page");
+                int bits = CompactTableSizes.pageBits(homeSlots, slotLimit);
+                assertTrue(bits >= CompactTableSizes.MIN_PAGE_BITS && bits <= CompactTableSizes.MAX_PAGE_BITS, () -> "2^" + bits + " longs a page");
             }
         }
     }
