@@ -77,7 +77,8 @@ import org.mbcache.internal.Lifecycle;
  * 2^16 indices, about 11,000 {@code maxEntries}, up), 2^26 (67 million) with the smallest (512). At a
  * million creates and deletes a second on one key that is about 18 minutes, or 67 s in the smallest
  * cache. The exception is a table whose callers hold all but a few slots: with no free slot
- * outside the ring (free pool slots, then free home slots of other buckets, are taken first), every
+ * outside the ring (free pool slots, then free home slots of other buckets, looked for a ring's
+ * length of buckets at a time, are taken first), every
  * create drains the ring (oldest first, {@link CompactTable#drainDelayRing}), so the key cycles
  * through the free slots only, and
  * the wrap takes 2^17 times their number of frees (131,072 cycles with one free slot: nothing can

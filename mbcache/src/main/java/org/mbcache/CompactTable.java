@@ -136,14 +136,12 @@ final class CompactTable {
     private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(long[][].class);
     private static final VarHandle FREE_HEAD;
     private static final VarHandle NEXT_SLOT;
-    private static final VarHandle HOME_SLOT_MAY_BE_FREE;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             FREE_HEAD = lookup.findVarHandle(CompactTable.class, "freeHead", long.class);
             NEXT_SLOT = lookup.findVarHandle(CompactTable.class, "nextSlot", int.class);
-            HOME_SLOT_MAY_BE_FREE = lookup.findVarHandle(CompactTable.class, "homeSlotMayBeFree", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -194,14 +192,6 @@ final class CompactTable {
 
     /** Where {@link #stealHomeSlot} starts looking: a hint, racy on purpose. */
     private int stealCursor;
-    /**
-     * Whether a home slot may be free, for {@link #stealHomeSlot}: cleared by a steal before it
-     * scans, set again where the scan finds one and where a home slot is given back
-     * ({@link #recycle}). A hint: a steal racing another's scan, or a give-back its scan passed,
-     * may find it clear while a home slot is free, and drains the ring instead.
-     */
-    @SuppressWarnings("unused") // through HOME_SLOT_MAY_BE_FREE
-    private volatile boolean homeSlotMayBeFree = true;
     /** The next never-used pool slot; slots below it have their pages. */
     private volatile int nextSlot;
     /** The free list of pool slots: a tag in the upper 32 bits (against ABA), the top slot in the lower (0: empty). */
@@ -680,10 +670,13 @@ final class CompactTable {
     /**
      * A free pool slot, popped from the free list or new at the end (its pages allocated first,
      * under the page lock; a Throwable there changes nothing), or, when neither has one, a free home
-     * slot of another bucket ({@link #stealHomeSlot}), or, when no bucket has one either, one the
-     * delay ring gives back ({@link #drainDelayRing}, so that no freed slot is out of reach); 0 if
-     * every slot is in use. The ring is drained last: a drained slot is reused before a ring's length
-     * of frees, so it is reused early only where nothing else is free. The slot's count is zero and
+     * slot of another bucket among a ring's length of buckets ({@link #stealHomeSlot}), or one the
+     * delay ring gives back ({@link #drainDelayRing}, so that no freed slot is out of reach), or,
+     * with the ring empty, a free home slot of any bucket; 0 if every slot is in use. A drained slot
+     * is reused before a ring's length of frees, so home slots are looked for first: a slot is reused
+     * early only where free home slots are fewer than one in a ring's length of buckets, as where
+     * callers hold nearly every slot (and where they hold every one, a create costs a look at a
+     * ring's length of buckets and places, not the whole table, until the ring is empty). The slot's count is zero and
      * it is owned by the caller until it makes it live or frees it. A racing allocate that drains the
      * ring at the same moment may leave this one 0 while it still pushes the slots it took: the
      * caller's synchronous reclaim and retry ({@code CompactMbCache}'s create) then finds them.
@@ -691,11 +684,11 @@ final class CompactTable {
     int allocate() {
         for (;;) {
             int slot = pop();
-            if (slot != 0 || (slot = takeNew()) != 0 || (slot = stealHomeSlot()) != 0) {
+            if (slot != 0 || (slot = takeNew()) != 0 || (slot = stealHomeSlot(delayRing.size())) != 0) {
                 return slot;
             }
             if (drainDelayRing() == 0 && (int) freeHead == 0) {
-                return 0;
+                return stealHomeSlot(buckets);
             }
         }
     }
@@ -706,16 +699,13 @@ final class CompactTable {
      * looked at from where the last steal found one, each whose order list has room locked and its
      * {@link #freeHomeSlot} taken, marked {@link #RESTING} so that its own bucket passes it over
      * until it goes live in its new chain (or is given back, {@link #freeUnused}). 0 if no bucket has
-     * one, or none was given back since a scan found none ({@link #homeSlotMayBeFree}), so that
-     * where callers hold every slot, a create does not look at every bucket before the ring. Called
-     * with no bucket's bit held.
+     * one among the {@code lookAt} buckets looked at (at most all; the next look starts after them).
+     * Called with no bucket's bit held.
      */
-    private int stealHomeSlot() {
-        if (!(boolean) HOME_SLOT_MAY_BE_FREE.getAndSet(this, false)) {
-            return 0;
-        }
+    private int stealHomeSlot(int lookAt) {
         int start = stealCursor;
-        for (int i = 0; i < buckets; i++) {
+        int n = Math.min(lookAt, buckets);
+        for (int i = 0; i < n; i++) {
             int b = start + i < buckets ? start + i : start + i - buckets;
             if (lineLength(orderOf(laVersion(b))) == HOME_SLOTS) {
                 continue;
@@ -728,13 +718,13 @@ final class CompactTable {
                     int at = lineBase(b) + (slot & 7);
                     soMeta(page, at, lvMeta(page, at) | RESTING);
                     stealCursor = b;
-                    HOME_SLOT_MAY_BE_FREE.setVolatile(this, true); // more may be
                     return slot;
                 }
             } finally {
                 unlock(b);
             }
         }
+        stealCursor = start + n < buckets ? start + n : start + n - buckets;
         return 0;
     }
 
@@ -867,9 +857,6 @@ final class CompactTable {
             long[] page = metaPage(slot);
             int at = metaIndex(slot);
             soMeta(page, at, lvMeta(page, at) & ~(long) RESTING);
-            if (!(boolean) HOME_SLOT_MAY_BE_FREE.getVolatile(this)) { // written only when it changes: a line every free reads
-                HOME_SLOT_MAY_BE_FREE.setVolatile(this, true);
-            }
         } else {
             push(slot);
         }
