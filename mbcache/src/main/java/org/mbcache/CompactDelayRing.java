@@ -98,7 +98,8 @@ final class CompactDelayRing {
      * a second (a slot refilled only through the ring wraps after 2^17 rings). And a slot's budget
      * comes back with the cache's reuses, not only when a pass frees it, so the line reclaim of a
      * cache turning over at its bound seldom finds a full line with no slot it may refill: the
-     * oldest entries of a line, its victims, are epochs behind.
+     * oldest entries of a line, its victims, are epochs behind in a cache of a million entries or
+     * more (and in a smaller one, a full line's seven slots share up to 28 refills an epoch).
      *
      * <p>Both counters are read with volatile loads. {@link #countRefill} is an atomic add and the
      * position only grows, so the clock never runs ahead of the reuses it counts; a stale read sees

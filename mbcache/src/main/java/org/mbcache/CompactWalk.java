@@ -353,8 +353,8 @@ final class CompactWalk {
      * seven creates, wrapping a kept handle's 17-bit generation within 2^17 x 7 creates. The
      * in-place clock ({@link CompactDelayRing#mayRefillInPlace}) never lets a refill here take a
      * slot's generation more than three steps ahead of a count of the cache's reuses: it comes back
-     * to a kept handle's only after hundreds of millions of reuses, while a line's oldest entries,
-     * epochs old, may be refilled.
+     * to a kept handle's only after hundreds of millions of reuses, while a line's oldest entries
+     * (epochs old in a cache of a million entries or more) may be refilled.
      */
     static int reclaimInLine(CompactTable table, int bucket) {
         if (!table.lineFull(bucket)) {

@@ -235,7 +235,7 @@ class CompactTableChainTest {
     }
 
     @Test
-    void aHomeSlotGivenBackAfterAStealFoundNoneIsLentAgain() {
+    void aHomeSlotGivenBackAfterALookFoundNoneIsLentAgain() {
         CompactTable small = new CompactTable(2, 1, KeyedIndex.seed(7L)); // 7 pool slots, 14 home slots
         List<Integer> home = new ArrayList<>();
         for (int slot = small.allocate(); slot != 0; slot = small.allocate()) {
@@ -244,7 +244,7 @@ class CompactTableChainTest {
             }
         }
         assertEquals(2 * CompactLine.HOME_SLOTS, home.size(), "every home slot lent, then none left");
-        assertEquals(0, small.allocate(), "a steal that found none: the next looks no further");
+        assertEquals(0, small.allocate(), "every slot in use");
         small.freeUnused(home.get(3));
         assertEquals(home.get(3), small.allocate(), "given back: lent again");
     }
