@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The backends keep their word on {@link OutOfMemoryError} (docs/operations.md,
@@ -23,11 +23,16 @@ class HeapExhaustionTest {
 
     private static final Pattern FAILURES = Pattern.compile("failures=(\\d+)");
 
-    @ParameterizedTest
-    @ValueSource(strings = {"mbcache", "mbcache-allocfirst", "compact", "caffeine"})
-    void operationsThatMeetAFullHeapLeaveTheCacheWhole(String backend) throws Exception {
+    /**
+     * Seed 39 on the Caffeine backend met a full heap inside a removal's compute, after the removed
+     * entry's count had gone to 0 and before its group was copied without it: the dead entry stayed
+     * in its group, unseen by lookups and deletes, and its pair could never be created again.
+     */
+    @ParameterizedTest(name = "{0}, seed {1}")
+    @CsvSource({"mbcache, 42", "mbcache-allocfirst, 42", "compact, 42", "caffeine, 42", "caffeine, 39"})
+    void operationsThatMeetAFullHeapLeaveTheCacheWhole(String backend, String seed) throws Exception {
         String output = FreshJvm.run(List.of("-Xms16m", "-Xmx16m", "-XX:+UseSerialGC", "-XX:-UseTLAB"),
-                HeapExhaustionDriver.class, backend, "42");
+                HeapExhaustionDriver.class, backend, seed);
         assertTrue(output.contains(HeapExhaustionDriver.DONE), output);
         Matcher failures = FAILURES.matcher(output);
         assertTrue(failures.find(), output);

@@ -6,6 +6,7 @@ import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.RemovalListener;
 import com.github.benmanes.caffeine.cache.Weigher;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentMap;
@@ -431,10 +432,16 @@ final class KeyGroups {
                 return group;
             }
             PinnedEntry entry = group[index];
-            if (entry.killIfUnheld()) {
-                deleted = true;
-                entryCount.decrementAndGet();
-                return without(group, index);
+            if (entry.count() == 1) {
+                // Allocated before the kill: a Throwable here leaves the pair cached and alive. (A
+                // pinned entry can still gain a lock-free reference until the kill; then the array
+                // is dropped and the holder gets the pair below.)
+                PinnedEntry[] rest = without(group, index);
+                if (entry.killIfUnheld()) {
+                    deleted = true;
+                    entryCount.decrementAndGet();
+                    return rest;
+                }
             }
             // Count >= 2 (dead entries are never in a group): somebody holds it, so it is pinned and
             // its group weighs 0 already; hand it to the caller too.
@@ -510,26 +517,36 @@ final class KeyGroups {
             return false;
         }
 
+        /**
+         * Picks the victims and unpins them (a CAS that fails only for an entry a lookup holds now:
+         * it stays), allocates the survivors' group, and only then kills the victims: unpinned at
+         * count 1 under the key's lock, nobody can take a reference, so no kill can fail, and a
+         * Throwable of either allocation leaves every entry alive in its group (some unpinned, only
+         * evictable a little early).
+         */
         @Override
         public PinnedEntry[] apply(Integer key, PinnedEntry[] group) {
-            PinnedEntry[] survivors = new PinnedEntry[group.length];
+            PinnedEntry[] sorted = new PinnedEntry[group.length]; // survivors first, victims from the end
             int kept = 0;
+            int victimsFrom = group.length;
             for (PinnedEntry entry : group) {
-                if (foundFreeable(entry) && !entry.isReferenced() && entry.killIfUnheld()) {
-                    freed++;
+                if (foundFreeable(entry) && !entry.isReferenced() && entry.unpinIfUnheld()) {
+                    sorted[--victimsFrom] = entry;
                 } else {
-                    survivors[kept++] = entry;
+                    sorted[kept++] = entry;
                 }
             }
-            if (freed == 0) {
+            if (kept == group.length) {
                 return group;
             }
-            entryCount.addAndGet(-freed);
-            if (kept == 0) {
-                return null;
+            PinnedEntry[] result = kept == 0 ? null : Arrays.copyOf(sorted, kept);
+            for (int i = victimsFrom; i < group.length; i++) {
+                if (!sorted[i].killIfUnpinnedUnheld()) {
+                    throw new AssertionError("a reclaim victim gained a reference under its key's lock: " + sorted[i]);
+                }
             }
-            PinnedEntry[] result = new PinnedEntry[kept];
-            System.arraycopy(survivors, 0, result, 0, kept);
+            freed = group.length - kept;
+            entryCount.addAndGet(-freed);
             return result;
         }
     }

@@ -44,7 +44,9 @@ final class PinnedEntry implements CacheEntry, BiFunction<Integer, PinnedEntry[]
      * Every removal of ours (reclaim, chain cap, deleteOrGet) drops the cache's reference by a CAS
      * from count 1 to 0 inside a compute; Caffeine's eviction only ever sees unpinned entries at
      * count 1 and retires them to 0 in its eviction listener, inside the removing compute. A lookup
-     * that finds count 0 skips the entry. Dead entries are never left in a group.
+     * that finds count 0 skips the entry. Dead entries are never left in a group: each removal
+     * allocates the group it returns before its kills, so a Throwable of that allocation kills
+     * nothing.
      */
 
     static final int REUSABLE = 1;
