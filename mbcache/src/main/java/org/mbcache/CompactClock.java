@@ -23,9 +23,9 @@ import org.mbcache.internal.Snapshots;
  * extent is {@code end - 1}. Headers and skipped indices are {@link #EMPTY}. At each slot it reads
  * the meta word. Count zero (free, or claimed elsewhere): {@link #EMPTY}. Referenced: the flag
  * cleared, a second chance. Count one: claimed under its bucket's bit (the claim re-checks key,
- * generation and count there), unhashed, then freed. Held: kept. The reclaim lock is taken before
- * any bucket bit and never while one is held (a create that finds no free slot reclaims before it
- * locks its bucket), so the two cannot deadlock.
+ * generation and count there), unhashed, then freed ({@link CompactTable#freeFromPass}). Held: kept.
+ * The reclaim lock is taken before any bucket bit and never while one is held (a create that finds
+ * no free slot reclaims before it locks its bucket), so the two cannot deadlock.
  *
  * <p><b>The look-ahead.</b> Each time a region's hand enters slots outside its window it first loads the
  * bucket lines of the claimable ones among the next {@value #LOOKAHEAD}
@@ -134,7 +134,7 @@ final class CompactClock implements ReclaimBooks.Sweep {
                 throw new AssertionError("a live slot was not in its chain: " + slot);
             }
             table.removeAt(bucket, pos);
-            table.free(slot); // under the bit: a create in the bucket never sees the slot out of the chain unfreed
+            table.freeFromPass(slot); // under the bit: a create in the bucket never sees the slot out of the chain unfreed
         } finally {
             table.unlock(bucket);
         }

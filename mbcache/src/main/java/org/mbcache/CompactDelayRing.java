@@ -17,8 +17,9 @@ import java.lang.invoke.VarHandle;
  * it ({@link CompactTable#drainDelayRing}), so no slot is ever out of reach.
  *
  * <p>The ring also keeps the <em>in-place clock</em> ({@link #mayRefillInPlace}): its position
- * and a count of the refills in place of line reclaim, together the cache's reuses of slots, which
- * bound how far a slot refilled without passing through the ring may advance its generation.
+ * and a count of the reuses in place (a line reclaim's refills, a reclaim pass's home slots given
+ * straight back), together the cache's reuses of slots, which bound how far a slot reused without
+ * passing through the ring may advance its generation.
  *
  * <p>Every access to a place is a volatile-mode {@link VarHandle} access: {@link #exchange} and
  * {@link #take} are {@code getAndSet}s, so a slot put in a place is taken out of it exactly once,
@@ -57,7 +58,7 @@ final class CompactDelayRing {
     /** Frees through the ring so far (wraps); its low bits name the place the next free takes. */
     @SuppressWarnings("unused") // through POSITION
     private volatile int position;
-    /** Refills in place so far (wraps; {@link #countRefill}). */
+    /** Reuses in place so far (wraps; {@link #countRefill}). */
     @SuppressWarnings("unused") // through REFILLS
     private volatile int refills;
 
@@ -73,9 +74,10 @@ final class CompactDelayRing {
     // ---------------------------------------------------------------------------------------------
 
     /**
-     * Whether a line reclaim may refill a slot whose occupant has {@code generation} in place now,
-     * skipping the ring ({@link CompactWalk#reclaimInLine}; the refill advances the generation by
-     * one, as every reuse does).
+     * Whether a slot whose occupant has {@code generation} may be reused in place now, skipping the
+     * ring: refilled by a line reclaim ({@link CompactWalk#reclaimInLine}) or given straight back to
+     * its bucket by a reclaim pass ({@link CompactTable#freeFromPass}). Either advances the
+     * generation by one, as every reuse does; "a refill in place" below is either.
      *
      * <p>The clock counts the cache's <em>reuses</em>, frees through the ring and refills in place,
      * in <em>epochs</em> of {@link #EPOCH_RINGS} ring lengths (2^17 reuses with the full ring);
@@ -83,7 +85,7 @@ final class CompactDelayRing {
      * the clock wraps with them). Read modulo 2^17, a slot's generation is within its epoch's range,
      * behind it (by at most half the generations) or ahead of it. A slot behind the range, or within
      * it below its last generation, may be refilled; one at the range's last, or ahead of it, waits
-     * for a later epoch (or a reclaim pass, which frees it through the ring).
+     * for a later epoch (a reclaim pass then frees it through the ring).
      *
      * <p>Why a kept handle's generation comes back only after hundreds of millions of reuses: take
      * {@code d = generation - 4e} unreduced. A refill in place moves {@code d} up by one and only
@@ -112,7 +114,7 @@ final class CompactDelayRing {
         return ahead < EPOCH_GENERATIONS - 1 || ahead > CompactSlots.GENERATION_MASK >>> 1;
     }
 
-    /** Counts a refill in place ({@link #mayRefillInPlace}) as a reuse of the in-place clock. */
+    /** Counts a refill in place, a line reclaim's or a pass's ({@link #mayRefillInPlace}), as a reuse of the in-place clock. */
     void countRefill() {
         REFILLS.getAndAdd(this, 1);
     }

@@ -75,8 +75,46 @@ class CompactClockTest {
         assertEquals(ReclaimBooks.Sweep.FREED, clock.step());
         clock.endPass();
         assertEquals(0, CompactSlots.count(meta(slot)));
-        assertNotEquals(0, meta(slot) & CompactTable.RESTING, "resting in the delay ring");
         assertEquals(0, length(0));
+    }
+
+    @Test
+    void aFreedHomeSlotTheInPlaceClockAllowsGoesStraightBackToItsBucket() {
+        int slot = live(0, 0, false, false);
+        int generation = CompactSlots.generation(meta(slot));
+        clock.beginPass();
+        assertEquals(ReclaimBooks.Sweep.FREED, clock.step());
+        clock.endPass();
+        assertEquals(generation + 1, CompactSlots.generation(meta(slot)));
+        assertEquals(0, meta(slot) & CompactTable.RESTING, "not resting in the delay ring");
+        table.lock(0);
+        try {
+            assertEquals(slot, table.freeHomeSlot(0), "its bucket's next create may take it");
+        } finally {
+            table.unlock(0);
+        }
+    }
+
+    @Test
+    void aFreedHomeSlotAtTheLastGenerationOfItsEpochRestsInTheDelayRing() {
+        int slot = live(0, 0, false, false);
+        long[] page = table.metaPage(slot);
+        int at = table.metaIndex(slot);
+        long lastOfEpochZero = CompactDelayRing.EPOCH_GENERATIONS - 1;
+        CompactSlots.soMeta(page, at, CompactSlots.lvMeta(page, at)
+                & ~((long) CompactSlots.GENERATION_MASK << CompactSlots.GENERATION_SHIFT)
+                | lastOfEpochZero << CompactSlots.GENERATION_SHIFT);
+        clock.beginPass();
+        assertEquals(ReclaimBooks.Sweep.FREED, clock.step());
+        clock.endPass();
+        assertEquals(lastOfEpochZero + 1, CompactSlots.generation(meta(slot)));
+        assertNotEquals(0, meta(slot) & CompactTable.RESTING, "resting in the delay ring");
+        table.lock(0);
+        try {
+            assertEquals(2, table.freeHomeSlot(0), "its bucket's creates pass it over");
+        } finally {
+            table.unlock(0);
+        }
     }
 
     @Test
