@@ -49,6 +49,15 @@ class CompactClockTest {
         return CompactSlots.lvMeta(table.metaPage(slot), table.metaIndex(slot));
     }
 
+    private int freeHomeSlot(int bucket) {
+        table.lock(bucket);
+        try {
+            return table.freeHomeSlot(bucket);
+        } finally {
+            table.unlock(bucket);
+        }
+    }
+
     private int length(int bucket) {
         table.lock(bucket);
         try {
@@ -87,12 +96,7 @@ class CompactClockTest {
         clock.endPass();
         assertEquals(generation + 1, CompactSlots.generation(meta(slot)));
         assertEquals(0, meta(slot) & CompactTable.RESTING, "not resting in the delay ring");
-        table.lock(0);
-        try {
-            assertEquals(slot, table.freeHomeSlot(0), "its bucket's next create may take it");
-        } finally {
-            table.unlock(0);
-        }
+        assertEquals(slot, freeHomeSlot(0), "its bucket's next create may take it");
     }
 
     @Test
@@ -109,12 +113,7 @@ class CompactClockTest {
         clock.endPass();
         assertEquals(lastOfEpochZero + 1, CompactSlots.generation(meta(slot)));
         assertNotEquals(0, meta(slot) & CompactTable.RESTING, "resting in the delay ring");
-        table.lock(0);
-        try {
-            assertEquals(2, table.freeHomeSlot(0), "its bucket's creates pass it over");
-        } finally {
-            table.unlock(0);
-        }
+        assertEquals(2, freeHomeSlot(0), "its bucket's creates pass it over");
     }
 
     @Test
