@@ -1,14 +1,8 @@
 package org.mbcache.stress;
 
-import static org.mbcache.stress.Keys.KEY;
-import static org.mbcache.stress.Keys.OTHER_KEY;
-import static org.mbcache.stress.Keys.OTHER_VALUE;
-import static org.mbcache.stress.Keys.VALUE;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
-import org.mbcache.CompactMbCache;
-import org.mbcache.FreedSlots;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -42,42 +36,28 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
         desc = "The stale handle reading N, a stale release accepted (N's holder's reference taken), N not in V's "
                 + "slot, V still cached, a leaked reference or broken chains.")
 @State
-public class LineReclaimVsStaleHandle extends LineReclaimRace {
-    private final long stale;
-    private long fresh = CompactMbCache.NO_ENTRY;
-
+public class LineReclaimVsStaleHandle extends StaleHandleInLineRace {
     /** The line full of seven pairs, V the oldest, a handle of V taken and released. */
     public LineReclaimVsStaleHandle() {
-        stale = compact.getHandle(KEY, VALUE);
-        compact.release(stale);
+        super();
     }
 
     /** Creates N, whose line reclaim refills V's slot, and holds it. */
     @Actor
     public void reclaim(IIII_Result r) {
         boolean created = createNew() == 1;
-        fresh = compact.getHandle(OTHER_KEY, OTHER_VALUE);
-        r.r1 = created && fresh != CompactMbCache.NO_ENTRY ? 1 : 0;
+        r.r1 = created && holdNew() ? 1 : 0;
     }
 
     /** Reads the stale handle's key, then releases it once more. */
     @Actor
     public void staleUse(IIII_Result r) {
-        int key;
-        try {
-            key = compact.key(stale) == KEY ? 1 : -1;
-        } catch (IllegalStateException gone) {
-            key = STALE;
-        }
-        r.r2 = key;
-        r.r3 = accepted(stale) ? 1 : 0;
+        useStale(r);
     }
 
     /** N's holder releases; V must be gone; then the books; closes. */
     @Arbiter
-    public void check(IIII_Result r) {
-        r.r4 = FreedSlots.slotOf(fresh) != FreedSlots.slotOf(stale) ? -6 : !accepted(fresh) ? -7
-                : cached(KEY, VALUE) ? -8 : books();
-        cache.close();
+    public void arbiter(IIII_Result r) {
+        check(r);
     }
 }
