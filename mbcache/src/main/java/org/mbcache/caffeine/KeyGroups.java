@@ -521,8 +521,8 @@ final class KeyGroups {
          * Picks the victims and unpins them (a CAS that fails only for an entry a lookup holds now:
          * it stays), allocates the survivors' group, and only then kills the victims: unpinned at
          * count 1 under the key's lock, nobody can take a reference, so no kill can fail, and a
-         * Throwable of either allocation leaves every entry alive in its group (some unpinned, only
-         * evictable a little early).
+         * Throwable of either allocation leaves every entry alive in its group (some unpinned
+         * while Caffeine still weighs the group as before, until the next compute on the key).
          */
         @Override
         public PinnedEntry[] apply(Integer key, PinnedEntry[] group) {
