@@ -23,7 +23,8 @@ import org.mbcache.internal.Snapshots;
  * extent is {@code end - 1}. Headers and skipped indices are {@link #EMPTY}. At each slot it reads
  * the meta word. Count zero (free, or claimed elsewhere): {@link #EMPTY}. Referenced: the flag
  * cleared, a second chance. Count one: claimed under its bucket's bit (the claim re-checks key,
- * generation and count there), unhashed, then freed ({@link CompactTable#freeFromPass}). Held: kept.
+ * generation and count there), unhashed, then freed ({@link CompactTable#freeFromPass} in tables with
+ * line reclaim, else {@link CompactTable#free}). Held: kept.
  * The reclaim lock is taken before any bucket bit and never while one is held (a create that finds
  * no free slot reclaims before it locks its bucket), so the two cannot deadlock.
  *
@@ -40,6 +41,8 @@ final class CompactClock implements ReclaimBooks.Sweep {
     static final int LOOKAHEAD = 16;
 
     private final CompactTable table;
+    /** Whether a pass's frees go through {@link CompactTable#freeFromPass} (see the constructor). */
+    private final boolean homeSlotsInPlace;
     /** Where the hands are: the slot a pass looks at next in each region. Reclaim lock held. */
     private final CompactSweepOrder order;
     private int end;
@@ -50,8 +53,16 @@ final class CompactClock implements ReclaimBooks.Sweep {
     private int lastRegion;
     private long touched;
 
-    CompactClock(CompactTable table) {
+    /**
+     * @param homeSlotsInPlace whether a pass frees home slots through {@link CompactTable#freeFromPass}
+     *     (given straight back to their buckets where the in-place clock allows) rather than always
+     *     through the delay ring ({@link CompactTable#free}): in tables whose creates reclaim in
+     *     their lines, which have the full ring; in a smaller ring the in-place reuses would bring a
+     *     kept handle's generation round sooner
+     */
+    CompactClock(CompactTable table, boolean homeSlotsInPlace) {
         this.table = table;
+        this.homeSlotsInPlace = homeSlotsInPlace;
         this.order = new CompactSweepOrder(table.homeSlots);
     }
 
@@ -134,7 +145,11 @@ final class CompactClock implements ReclaimBooks.Sweep {
                 throw new AssertionError("a live slot was not in its chain: " + slot);
             }
             table.removeAt(bucket, pos);
-            table.freeFromPass(slot); // under the bit: a create in the bucket never sees the slot out of the chain unfreed
+            if (homeSlotsInPlace) { // under the bit: a create in the bucket never sees the slot out of the chain unfreed
+                table.freeFromPass(slot);
+            } else {
+                table.free(slot);
+            }
         } finally {
             table.unlock(bucket);
         }

@@ -53,10 +53,10 @@ import org.mbcache.internal.Snapshots;
  * never reaches the slot's new occupant unless the slot held 131,072 pairs since (a freed slot is
  * reused only after about min(8192, slots / 8) later frees, or, where callers hold all but a few
  * slots, after every other free slot: about 2^30 frees of the cache with the full ring, 2^26 in the
- * smallest, and 2^17 times the free slots in a table callers hold nearly all of; a slot that line
- * reclaim refills at once, skipping the ring, is refilled that way only while its generation is not
- * ahead of a count of the cache's reuses, so it wraps only after about 4.3 x 10^8 reuses of the
- * cache, 7 minutes at a million a second): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
+ * smallest, and 2^16-2^17 times the free slots in a table callers hold nearly all of; a slot line
+ * reclaim refills at once or a pass gives straight back to its bucket, skipping the ring (tables of
+ * 2^14 buckets up), is reused so only while its generation is not ahead of a count of the cache's
+ * reuses: it wraps only after about 4.3 x 10^8 reuses, 7 minutes at a million a second): {@link #release(long)}, {@link #findNextHandle}, {@link #key} and
  * {@link #value} throw {@link IllegalStateException}, {@link #touch(long)} and
  * {@link #setReusable(long, boolean)} do nothing, {@link #reusable(long)} answers {@code false},
  * {@link #waitUnused(long)} returns at once, as on an entry object whose pair left. One used after
@@ -138,10 +138,10 @@ public final class CompactMbCache extends KernelPortCache {
      */
     static final int SIZED_ENTRIES_PER_BUCKET = 6;
     /**
-     * The fewest buckets with which a create at the bound reclaims in its line: below, the delay
-     * ring may be shorter than its full 8,192 places, so a slot refilled in place would wrap its
-     * handles' 17-bit generation sooner (see {@link CompactDelayRing#mayRefillInPlace}), and the pool is small
-     * enough to stay in the processor's caches.
+     * The fewest buckets with which a create at the bound reclaims in its line, and a reclaim pass
+     * gives home slots back in place: below, the ring may be shorter than its 8,192 places, so a
+     * slot reused in place would wrap its handles' generation sooner ({@link CompactDelayRing#mayRefillInPlace}),
+     * and the pool is small enough to stay in the processor's caches.
      */
     static final int LINE_RECLAIM_MIN_BUCKETS = 1 << 14;
 
@@ -212,7 +212,7 @@ public final class CompactMbCache extends KernelPortCache {
         this.table = new CompactTable((int) buckets, poolSlots((int) buckets, maxEntries), KeyedIndex.seed(options.hashSeed()));
         this.lineReclaimBand = lineReclaim ? new LineReclaimBand(maxEntries) : null;
         this.reclaimLock = books.lock;
-        this.clock = new CompactClock(table);
+        this.clock = new CompactClock(table, lineReclaim); // both reuse in place only with the full ring
         books.sweepWith(clock);
     }
 

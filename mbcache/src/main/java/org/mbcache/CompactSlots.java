@@ -82,13 +82,16 @@ import org.mbcache.internal.Lifecycle;
  * create drains the ring (oldest first, {@link CompactTable#drainDelayRing}), so the key cycles
  * through the free slots only, and
  * the wrap takes 2^17 times their number of frees (131,072 cycles with one free slot: nothing can
- * spread reuse over slots that callers hold). A slot a create's line reclaim refills at once
- * ({@link CompactWalk#reclaimInLine}) skips the ring too, within a budget that comes back with the
- * cache's reuses (the in-place clock, {@link CompactDelayRing#mayRefillInPlace}): a refill in place
+ * spread reuse over slots that callers hold; at least 2^16 times where passes reuse in place, below).
+ * A slot a create's line reclaim refills at once ({@link CompactWalk#reclaimInLine}), or a reclaim
+ * pass gives straight back to its bucket ({@link CompactTable#freeFromPass}), skips the ring too,
+ * within a budget that comes back with the cache's reuses (the in-place clock,
+ * {@link CompactDelayRing#mayRefillInPlace}): a refill in place
  * never takes a slot's generation more than three steps ahead of a count of the cache's reuses
  * (four steps every sixteen rings of them; only frees through the ring, one a ring's length of
  * frees, move it further), so it wraps only after about 0.8 x 2^16 rings of reuses, 4.3 x 10^8 with
- * the full ring (line reclaim runs only in tables of 2^14 buckets up, whose ring is full): 7
+ * the full ring (line reclaim and the pass's reuse in place run only in tables of 2^14 buckets up,
+ * whose ring is full): 7
  * minutes at a million a second.
  * A slot put back unused ({@link CompactTable#freeUnused}) skips the ring and
  * keeps its generation: no pair held it.

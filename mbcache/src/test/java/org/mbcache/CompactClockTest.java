@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class CompactClockTest {
 
     private final CompactTable table = new CompactTable(2, 512, KeyedIndex.seed(7L));
-    private final CompactClock clock = new CompactClock(table);
+    private final CompactClock clock = new CompactClock(table, true);
     private int nextKey;
 
     private int keyIn(int bucket) {
@@ -112,6 +112,17 @@ class CompactClockTest {
         assertEquals(ReclaimBooks.Sweep.FREED, clock.step());
         clock.endPass();
         assertEquals(lastOfEpochZero + 1, CompactSlots.generation(meta(slot)));
+        assertNotEquals(0, meta(slot) & CompactTable.RESTING, "resting in the delay ring");
+        assertEquals(2, freeHomeSlot(0), "its bucket's creates pass it over");
+    }
+
+    @Test
+    void theClockOfATableWithoutLineReclaimRestsEveryHomeSlotItFreesInTheDelayRing() {
+        CompactClock ringOnly = new CompactClock(table, false);
+        int slot = live(0, 0, false, false);
+        ringOnly.beginPass();
+        assertEquals(ReclaimBooks.Sweep.FREED, ringOnly.step());
+        ringOnly.endPass();
         assertNotEquals(0, meta(slot) & CompactTable.RESTING, "resting in the delay ring");
         assertEquals(2, freeHomeSlot(0), "its bucket's creates pass it over");
     }
