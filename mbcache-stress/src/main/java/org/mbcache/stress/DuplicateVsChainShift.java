@@ -15,7 +15,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * A duplicate create vs a chain shift (issue 10: duplicates refused without the bucket lock). The
+ * A duplicate create vs a chain shift (duplicates refused without the bucket lock). The
  * kernel port refuses a create whose pair an optimistic read finds in its chain, and takes the bucket
  * bit only if that read cannot say. Its scan races a removal that moves every newer entry one place:
  * a scan that steps over the pair must not conclude anything from that (it falls back to the lock,

@@ -19,7 +19,7 @@ import org.mbcache.FilterKeys;
 import org.mbcache.testing.Backend;
 
 /**
- * A key-filter rebuild vs a lookup of a key that stays (issue 10: misses without the chain). When
+ * A key-filter rebuild vs a lookup of a key that stays (misses answered without the chain). When
  * more than a quarter of a chain's keys have left since its key filters were built, the removal that
  * tips it rebuilds both filters, the head word's and the wide one, from the keys left. A lookup racing
  * the rebuild must never be turned away by a filter that lacks a key the chain holds throughout.

@@ -15,7 +15,7 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
 
 /**
- * A miss the wide key filter answers vs the create of that key (issue 10: misses without the
+ * A miss the wide key filter answers vs the create of that key (misses answered without the
  * chain). The kernel port's bucket has two key filters: the head word's, which comes in one load with
  * the version, and a wide one in an array of its own, whose "no" counts only once the version it was
  * read under is validated. Here the chain holds the decoy key of {@link KeyFilterRace}, so a lookup

@@ -17,7 +17,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * A hit vs a full reclaim pass (the contract, section 6.3, on issue 10's lock-free hit): a
+ * A hit vs a full reclaim pass (the contract, section 6.3, on the lock-free hit): a
  * {@code findFirst} that takes its reference by increment-if-not-zero on an entry found without the
  * bucket lock races a {@code shrink(Long.MAX_VALUE)} that claims every entry nobody holds (count 1 to
  * 0). Either the claim or the increment wins on the entry's count, never both: an entry the hit returns

@@ -15,7 +15,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * A lookup vs a chain that grows (issue 10: hits without the bucket lock). A lookup that reads a chain
+ * A lookup vs a chain that grows (hits without the bucket lock). A lookup that reads a chain
  * optimistically races creates that outgrow the chain's arrays: they are copied into bigger ones and
  * published, and a reader may hold the old arrays, the new ones, or (if the publication is wrong) a mix,
  * such as a new length over an old array, or a key array that is not the entry array's partner. The

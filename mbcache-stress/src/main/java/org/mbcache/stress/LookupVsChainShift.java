@@ -14,7 +14,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 import org.mbcache.testing.Backend;
 
 /**
- * A lookup vs a chain shift (issue 10: hits without the bucket lock). A lookup that reads a chain
+ * A lookup vs a chain shift (hits without the bucket lock). A lookup that reads a chain
  * optimistically, validated by the bucket's version, races a removal that moves every newer entry one
  * place: a scan that reads some slots before the move and some after can step over an entry that was
  * there all along. Validation must catch that, so a present pair is never missed.

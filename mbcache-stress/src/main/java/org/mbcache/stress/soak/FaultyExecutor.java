@@ -134,7 +134,7 @@ final class FaultyExecutor implements Executor {
     /**
      * Whether the cache came back to the executor after a fault: {@code true} if no fault was injected,
      * or if a task was offered after the first one. A cache that never asks again has switched its
-     * background reclaim off for good (issue 9 item 6).
+     * background reclaim off for good.
      */
     synchronized boolean offeredAgainAfterFault() {
         return faultsInjected == 0 || offeredAfterFault > 0;

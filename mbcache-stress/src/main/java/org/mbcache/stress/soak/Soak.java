@@ -25,7 +25,7 @@ import org.mbcache.testing.Backend;
  *       background tasks;</li>
  *   <li>{@link Phase#THROWING_EXECUTOR}: the same, on an executor that throws from {@code execute} for
  *       half of them (a {@code RejectedExecutionException}, an {@code IllegalStateException} or an
- *       {@code OutOfMemoryError}); no cache call may let that escape (issue 9 item 6);</li>
+ *       {@code OutOfMemoryError}); no cache call may let that escape;</li>
  *   <li>{@link Phase#CLOSE_MID_LOAD}: round after round, a fresh cache under the same load is closed
  *       at a random moment, threads waiting in {@code waitUnused} included (each thread holds one
  *       entry across the close, so deleters of its pair wait until {@code close()} wakes them).</li>
@@ -197,7 +197,7 @@ public final class Soak {
             if (executor.offeredAgainAfterFault()) {
                 tally.passed("reclaim-rescheduled-after-fault");
             } else {
-                tally.failed("reclaim-rescheduled-after-fault", "issue 9 item 6: once the executor "
+                tally.failed("reclaim-rescheduled-after-fault", "once the executor "
                         + (mode == FaultyExecutor.Mode.DROPPING ? "dropped" : "threw on")
                         + " a task, the cache never offered it another: background reclaim is off for good");
             }
@@ -206,7 +206,7 @@ public final class Soak {
 
     /**
      * A cache offers a dropped background pass again only once it reaches its synchronous threshold
-     * after the pass went stale (the contract, section 4; issue 9 item 6). The load need not get
+     * after the pass went stale (the contract, section 4). The load need not get
      * there after its last fault: a fault late in the phase, or a phase whose deletes and shrinks
      * kept the cache small, leaves nothing to observe, and the check would fail for want of a
      * chance. So, when the load ended without an offer since the first fault, this gives the cache

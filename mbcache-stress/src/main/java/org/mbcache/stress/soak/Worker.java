@@ -139,7 +139,7 @@ final class Worker implements Runnable {
         if (FaultyExecutor.isInjected(t)) {
             heldUncertain = true;
             load.tally.failed("executor-fault-contained",
-                    "issue 9 item 6: " + op + " let the executor's injected fault escape: " + Traces.of(t));
+                    "executor faults are contained: " + op + " let the executor's injected fault escape: " + Traces.of(t));
             return;
         }
         if (t instanceof IllegalStateException && load.closeStarted) {
@@ -271,7 +271,7 @@ final class Worker implements Runnable {
             checkAnswers(entry, key, value);
             if (System.nanoTime() - deadline > 0) {
                 load.tally.failed("delete-loop-ends", "deleteOrGet(" + key + ", " + value
-                        + ") still hands the entry back after 10 s: a reference was leaked (issue 9 item 5?)");
+                        + ") still hands the entry back after 10 s: a reference was leaked");
                 give(entry);
                 load.stop = true;
                 return;
