@@ -166,6 +166,20 @@ final class CompactSlots {
         return (int) meta & COUNT_MASK;
     }
 
+    /** A claimed home slot's word once retired: generation advanced, other flags and the count dropped, key kept. */
+    static long retiredHomeWord(long meta) {
+        return (meta & 0xFFFF_FFFF_0000_0000L) | advancedGeneration(meta);
+    }
+
+    /** A claimed pool slot's word once retired: generation advanced, the rest as it was. */
+    static long retiredPoolWord(long meta) {
+        return (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | advancedGeneration(meta);
+    }
+
+    private static long advancedGeneration(long meta) {
+        return (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
+    }
+
     static int generation(long meta) {
         return ((int) meta >>> GENERATION_SHIFT) & GENERATION_MASK;
     }

@@ -18,8 +18,6 @@ import static org.mbcache.CompactLine.positionAt;
 import static org.mbcache.CompactLine.valueIndex;
 import static org.mbcache.CompactLine.withoutPosition;
 import static org.mbcache.CompactSlots.COUNT_MASK;
-import static org.mbcache.CompactSlots.GENERATION_MASK;
-import static org.mbcache.CompactSlots.GENERATION_SHIFT;
 import static org.mbcache.CompactSlots.REFERENCED;
 import static org.mbcache.CompactSlots.count;
 import static org.mbcache.CompactSlots.generation;
@@ -824,33 +822,17 @@ final class CompactTable {
         long[] page = metaPage(slot);
         int at = metaIndex(slot);
         long meta = lvMeta(page, at);
-        soMeta(page, at, isHome(slot) ? retiredHomeWord(meta) | RESTING
-                : (meta & ~((long) GENERATION_MASK << GENERATION_SHIFT)) | advancedGeneration(meta));
-    }
-
-    /** A claimed home slot's word retired: its generation advanced, its other flags dropped, not {@link #RESTING}. */
-    private static long retiredHomeWord(long meta) {
-        return (meta & 0xFFFF_FFFF_0000_0000L) | advancedGeneration(meta);
-    }
-
-    private static long advancedGeneration(long meta) {
-        return (long) ((generation(meta) + 1) & GENERATION_MASK) << GENERATION_SHIFT;
+        soMeta(page, at, isHome(slot) ? CompactSlots.retiredHomeWord(meta) | RESTING
+                : CompactSlots.retiredPoolWord(meta));
     }
 
     /**
      * Frees the slot of a pair a reclaim pass claimed and unhashed ({@link CompactClock}): a home slot
-     * whose generation the in-place clock lets be refilled now ({@link #mayRefillInPlace}) goes
-     * straight back to its bucket's creates, its generation advanced and not {@link #RESTING} (one
-     * release store, as {@link #retire}'s), counted on the clock as a line reclaim's refill is: the
-     * same one step under the same permission, so the clock's bound on how far a slot's generation
-     * runs ahead of the cache's reuses holds as it did. Any other slot goes through the delay ring
-     * ({@link #free}).
-     *
-     * <p>Why: a pass frees every unused entry of a stretch of lines. Through the ring those lines'
-     * home slots rest for a ring's length of frees, and a create into one of their buckets meanwhile
-     * finds no free home slot and no entry to reclaim in its line, and takes a pool slot: at 10^5
-     * entries, where a ring's length is 8 % of the cache, about 6 % of the creates of each turnover.
-     * Bit held; allocation-free.
+     * the in-place clock lets be reused now ({@link #mayRefillInPlace}) goes straight back to its
+     * bucket, generation advanced, not {@link #RESTING} (a release store, as {@link #retire}'s),
+     * counted on the clock as a line reclaim's refill; any other slot through the ring ({@link #free}).
+     * Through the ring, the lines a pass has just swept would send their buckets' next creates to
+     * the pool (about 6 % of a turnover's creates at 10^5 entries). Bit held; allocation-free.
      */
     void freeFromPass(int slot) {
         if (isHome(slot)) {
@@ -858,7 +840,7 @@ final class CompactTable {
             int at = metaIndex(slot);
             long meta = lvMeta(page, at);
             if (delayRing.mayRefillInPlace(generation(meta))) {
-                soMeta(page, at, retiredHomeWord(meta));
+                soMeta(page, at, CompactSlots.retiredHomeWord(meta));
                 delayRing.countRefill();
                 return;
             }
