@@ -130,13 +130,6 @@ public final class CompactMbCache extends KernelPortCache {
     /** {@link #hash}'s flag: the pair went into a slot the create's line reclaim freed. */
     private static final long LINE_RECLAIMED = 1L << 61;
     private static final int DEFAULT_ENTRIES_PER_BUCKET = 8;
-    /** The fewest pool slots a table has. */
-    private static final long MIN_POOL_SLOTS = 512;
-    /**
-     * Entries a bucket at the bound of a cache sized from {@code maxEntries}: six of a line's seven
-     * home slots on average, so that about one chain in four has pool entries.
-     */
-    static final int SIZED_ENTRIES_PER_BUCKET = 6;
     /**
      * The fewest buckets with which a create at the bound reclaims in its line, and a reclaim pass
      * gives home slots back in place: below, the ring may be shorter than its 8,192 places, so a
@@ -184,32 +177,14 @@ public final class CompactMbCache extends KernelPortCache {
         this(builder, buckets, buckets >= LINE_RECLAIM_MIN_BUCKETS);
     }
 
-    /**
-     * The pool slots of a table of {@code buckets} buckets bounded at {@code maxEntries}:
-     * {@code 4 * maxEntries}, at least 512, and at least twice its delay ring's places. A freed slot
-     * waits in the ring for a ring's length of further frees only while the free list has slots to
-     * hand out meanwhile; with fewer, every create would drain the ring, and a key created and
-     * deleted in turn would cycle through the pool's few slots, wrapping a kept handle's generation
-     * that many times sooner (a table of many buckets and a small bound: 2^14 buckets and a
-     * {@code maxEntries} of 100 have a ring of 8192 places). The pool's pages are allocated as it
-     * grows, so the capacity costs nothing until used.
-     */
-    static long poolSlots(int buckets, long maxEntries) {
-        long pool = Math.max(MIN_POOL_SLOTS, Math.min(CompactTable.MAX_POOL_SLOTS, 4 * Math.min(maxEntries, 1L << 30)));
-        while (pool < 2L * CompactTableSizes.ringSizeFor(buckets, pool)) {
-            pool *= 2; // the ring grows with the meta space, to at most 8192 places: this ends
-        }
-        return pool;
-    }
-
     /** {@link #CompactMbCache(Builder, long)}, with line reclaim on or off whatever the size (tests). */
     CompactMbCache(Builder builder, long buckets, boolean lineReclaim) {
-        this(builder.options, checkedBuckets(buckets), builder.options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET), lineReclaim);
+        this(builder.options, CompactTableSizes.checkedBuckets(buckets), builder.options.maxEntries(DEFAULT_ENTRIES_PER_BUCKET), lineReclaim);
     }
 
     private CompactMbCache(KernelPortOptions options, long buckets, long maxEntries, boolean lineReclaim) {
         super(options, 64 - Long.numberOfLeadingZeros(buckets - 1), maxEntries, options.chainCap(maxEntries, buckets));
-        this.table = new CompactTable((int) buckets, poolSlots((int) buckets, maxEntries), KeyedIndex.seed(options.hashSeed()));
+        this.table = new CompactTable((int) buckets, CompactTableSizes.poolSlots((int) buckets, maxEntries), KeyedIndex.seed(options.hashSeed()));
         this.lineReclaimBand = lineReclaim ? new LineReclaimBand(maxEntries) : null;
         this.reclaimLock = books.lock;
         this.clock = new CompactClock(table, lineReclaim); // both reuse in place only with the full ring
@@ -217,20 +192,8 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     /**
-     * {@code buckets}, checked before anything is built: a count in {@code [1, 2^26]} whose bucket
-     * lines and home values ({@value CompactTable#BUCKET_BYTES} bytes a bucket before any entry) fit the heap.
-     */
-    private static long checkedBuckets(long buckets) {
-        if (buckets < 1 || buckets > CompactTable.MAX_BUCKETS) {
-            throw new IllegalArgumentException("a CompactMbCache has 1 to 2^26 buckets, was " + buckets);
-        }
-        KernelPortOptions.requireHeapFor(buckets, CompactTable.BUCKET_BYTES, "a CompactMbCache");
-        return buckets;
-    }
-
-    /**
      * The cache {@code builder} describes with its bucket count sized from its {@code maxEntries}
-     * ({@link #defaultBuckets}) instead of {@code 2^bucketBits}: what {@code build()} does when
+     * ({@link CompactTableSizes#defaultBuckets}) instead of {@code 2^bucketBits}: what {@code build()} does when
      * {@code bucketBits} was not given.
      *
      * @throws IllegalArgumentException if the builder has no {@code maxEntries}
@@ -240,17 +203,7 @@ public final class CompactMbCache extends KernelPortCache {
         if (maxEntries <= 0) {
             throw new IllegalArgumentException("sizing from maxEntries needs maxEntries");
         }
-        return new CompactMbCache(builder, defaultBuckets(maxEntries));
-    }
-
-    /**
-     * The bucket count of a cache sized from its bound: {@value #SIZED_ENTRIES_PER_BUCKET} entries a
-     * bucket at the bound, whatever the size (a bucket count need not be a power of two), at least
-     * 1 and at most 2^26.
-     */
-    static long defaultBuckets(long maxEntries) {
-        long buckets = maxEntries / SIZED_ENTRIES_PER_BUCKET + (maxEntries % SIZED_ENTRIES_PER_BUCKET == 0 ? 0 : 1);
-        return Math.max(1, Math.min(CompactTable.MAX_BUCKETS, buckets));
+        return new CompactMbCache(builder, CompactTableSizes.defaultBuckets(maxEntries));
     }
 
     /**

@@ -809,9 +809,9 @@ class CompactMbCacheTest {
 
     @Test
     void defaultSizingKeepsAboutSixABucket() {
-        assertEquals(166_667, CompactMbCache.defaultBuckets(1_000_000));
-        assertEquals(1, CompactMbCache.defaultBuckets(1));
-        assertEquals(1 << 26, CompactMbCache.defaultBuckets(Long.MAX_VALUE));
+        assertEquals(166_667, CompactTableSizes.defaultBuckets(1_000_000));
+        assertEquals(1, CompactTableSizes.defaultBuckets(1));
+        assertEquals(1 << 26, CompactTableSizes.defaultBuckets(Long.MAX_VALUE));
         try (CompactMbCache cache = CompactMbCache.sizedFromMaxEntries(CompactMbCache.builder().maxEntries(1_000_000)
                 .memoryPressureReclaim(false))) {
             assertEquals(18, cache.bucketBits());
