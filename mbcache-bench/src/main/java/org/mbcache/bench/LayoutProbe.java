@@ -9,8 +9,10 @@ import java.util.SplittableRandom;
 /**
  * {@code java -Xms2g -Xmx2g -XX:+AlwaysPreTouch -jar mbcache-bench.jar layout [N]}: what a counted
  * hit costs for each way of placing a bucket and its slots in memory, before anyone builds the
- * layout. Plain arrays sized as {@link org.mbcache.CompactMbCache}'s would be at {@code N} entries
- * (default 10^7; 14 entries a bucket): 16-byte heads, 64-byte records, 16-byte slots. Each access
+ * layout. Plain arrays sized for {@code N} entries (default 10^7): 16-byte heads, 64-byte records
+ * and 16-byte slots at 14 entries a bucket (the design study that led to the compact layout), and
+ * 64-byte lines at 6 entries a bucket, a header and seven meta words (key in the upper half) as
+ * {@link org.mbcache.CompactMbCache}'s buckets are today. Each access
  * pattern below is a hit's memory traffic and nothing else: the loads a lookup makes, then a
  * reference taken and given back by CAS on the slot's word (as {@code findFirstHandle} +
  * {@code release} do). One thread, {@code 2^20} random buckets a round, median of 7 rounds, every
@@ -26,10 +28,19 @@ import java.util.SplittableRandom;
  *       record's 4 KiB page for all but about one block in thirteen (those that straddle two);</li>
  *   <li>{@code head+block, 5 lines}: the head, and the record and all four slot lines of such a
  *       block loaded together before the CAS (no dependent load, more lines);</li>
- *   <li>{@code two plain loads}: two independent lines and no CAS, as fastutil's lookup (the CAS
- *       is what stops one lookup's misses from overlapping the next one's).</li>
+ *   <li>{@code two plain loads}: two independent lines and no CAS, as fastutil's lookup;</li>
+ *   <li>{@code line, 7 keys compared}: the compact hit's line: the header and the seven meta words
+ *       loaded, the key compared with each without a branch ({@code CompactLine.keyPositions}), and
+ *       the CAS on the word that holds it;</li>
+ *   <li>{@code line, its word known}: the same line, the CAS on the key's word at a position known
+ *       beforehand (what a lookup that did not have to search its line would do);</li>
+ *   <li>{@code one-line + 7 compares}: {@code one-line} plus the seven compares of the line's
+ *       search made on the one word it loaded: no more loads or lines, only the instructions.</li>
  * </ul>
- * Times wander between runs and machines; read the ratios to {@code one-line} within one run.
+ * The last three separate the instructions of a hit from its lines: a counted hit's CAS waits for
+ * its own loads, but the processor runs the next hits' loads ahead of it as far as its reorder
+ * window reaches, so the more instructions a hit has, the fewer hits' misses overlap. Times wander
+ * between runs and machines; read the ratios to {@code one-line} within one run.
  */
 final class LayoutProbe {
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -37,6 +48,8 @@ final class LayoutProbe {
     private static final int ROUNDS = 7;
     /** Longs of a block: a record (8) and 16 slots of two longs. */
     private static final int BLOCK_LONGS = 8 + 32;
+    /** Entries a bucket of the line patterns: as a compact table sized from its bound. */
+    private static final int LINE_ENTRIES = 6;
 
     private LayoutProbe() {}
 
@@ -70,19 +83,29 @@ final class LayoutProbe {
                 blocks[b * BLOCK_LONGS + j] = random.nextInt(16); // a position in the bucket's own block
             }
         }
+        int lineBuckets = n / LINE_ENTRIES;
+        long[] lines = new long[lineBuckets * 8];
+        for (int i = 0; i < lines.length; i++) {
+            lines[i] = (long) random.nextInt() << 32 | 1; // a key, and a count of one (the cache's reference)
+        }
         int[] bucketOf = new int[OPS];
         int[] slotOf = new int[OPS];
+        int[] lineWordOf = new int[OPS];
         for (int i = 0; i < OPS; i++) {
             bucketOf[i] = random.nextInt(buckets);
             slotOf[i] = random.nextInt(n);
+            lineWordOf[i] = random.nextInt(lineBuckets) * 8 + 1 + random.nextInt(7);
         }
+        Lines lineArrays = new Lines(lines, lineWordOf);
         String[] names = {"one-line", "head+record, CAS in record", "head+record -> slot",
-            "record -> slot, same page", "head+block, 5 lines", "two plain loads"};
+            "record -> slot, same page", "head+block, 5 lines", "two plain loads", "line, 7 keys compared",
+            "line, its word known", "one-line + 7 compares"};
         double[][] times = new double[names.length][ROUNDS];
         for (int round = 0; round < ROUNDS; round++) {
             for (int p = 0; p < names.length; p++) {
                 long t0 = System.nanoTime();
-                sink += PATTERNS[p].run(heads, records, slots, blocks, bucketOf, slotOf);
+                sink += p < PATTERNS.length ? PATTERNS[p].run(heads, records, slots, blocks, bucketOf, slotOf)
+                        : LINE_PATTERNS[p - PATTERNS.length].run(lineArrays, slots, slotOf);
                 times[p][round] = (System.nanoTime() - t0) / (double) OPS;
             }
         }
@@ -112,6 +135,70 @@ final class LayoutProbe {
         LayoutProbe::oneLine, LayoutProbe::headAndRecord, LayoutProbe::recordThenSlot,
         LayoutProbe::slotInRecordPage, LayoutProbe::wholeBlock, LayoutProbe::twoPlainLoads,
     };
+
+    /** The line patterns' arrays: the lines, and for each operation the index of the word holding its key. */
+    private record Lines(long[] words, int[] wordOf) {}
+
+    /** A line pattern: 2^20 counted hits, the sum of what they loaded. */
+    private interface LinePattern {
+        long run(Lines lines, long[] slots, int[] slotOf);
+    }
+
+    private static final LinePattern[] LINE_PATTERNS = {
+        LayoutProbe::lineSearched, LayoutProbe::lineWordKnown, LayoutProbe::oneLineWithCompares,
+    };
+
+    private static long lineSearched(Lines lines, long[] slots, int[] slotOf) {
+        long[] words = lines.words();
+        long sum = 0;
+        for (int i = 0; i < OPS; i++) {
+            int at = lines.wordOf()[i];
+            int base = at & ~7;
+            int key = (int) (words[at] >>> 32); // the operation's key: known to the caller, as a lookup's
+            int positions = keyPositions(words, base, key);
+            sum += positions == 0 ? 0 : countedHit(words, base + Integer.numberOfTrailingZeros(positions)) + words[base];
+        }
+        return sum;
+    }
+
+    private static long lineWordKnown(Lines lines, long[] slots, int[] slotOf) {
+        long[] words = lines.words();
+        long sum = 0;
+        for (int i = 0; i < OPS; i++) {
+            int at = lines.wordOf()[i];
+            sum += countedHit(words, at) + words[at & ~7];
+        }
+        return sum;
+    }
+
+    private static long oneLineWithCompares(Lines lines, long[] slots, int[] slotOf) {
+        long sum = 0;
+        for (int i = 0; i < OPS; i++) {
+            int at = 2 * slotOf[i] + 1;
+            long word = countedHit(slots, at);
+            int key = (int) slots[at - 1];
+            sum += word + (comparesOnOneWord(word, key) == 42 ? 1 : 0);
+        }
+        return sum;
+    }
+
+    /** {@code CompactLine.keyPositions}' seven compares over the words of a line. */
+    private static int keyPositions(long[] words, int base, int key) {
+        int positions = 0;
+        for (int j = 1; j <= 7; j++) {
+            positions |= ((int) (words[base + j] >>> 32) == key ? 1 : 0) << j;
+        }
+        return positions;
+    }
+
+    /** The same seven compares, each on {@code word} shifted by its position: the instructions without the loads. */
+    private static int comparesOnOneWord(long word, int key) {
+        int positions = 0;
+        for (int j = 1; j <= 7; j++) {
+            positions |= ((int) ((word >>> j) >>> 32) == key ? 1 : 0) << j;
+        }
+        return positions;
+    }
 
     private static long oneLine(long[] heads, long[] records, long[] slots, long[] blocks, int[] bucketOf,
                                 int[] slotOf) {
