@@ -79,9 +79,9 @@ public final class MbCache extends KernelPortCache {
      * every claim of a reclaim pass would scan them all; the fence after storing a slot is a locked
      * instruction on x86, the price of the CAS it replaces, so an uncontended hit gains nothing; and
      * every window the JCStress races cover would change. Any one locked instruction makes a hit
-     * wait for the loads before it, so consecutive hits cannot overlap their cache misses as a plain
-     * map's lookups do; the benchmark module's counted floor (Baseline.findFirstHitCounted) measures
-     * what that costs (docs/benchmarks.md).
+     * wait for the loads before it, so consecutive hits overlap their cache misses far less than a
+     * plain map's lookups do; the benchmark module's counted floor (Baseline.findFirstHitCounted)
+     * measures what that costs (docs/benchmarks.md).
      *
      * That holds for uniform keys. When every thread hits one entry (ext4's zero block, a shared
      * ACL), the state word's line moves on every hit, so such an entry switches to hot mode once its

@@ -546,7 +546,7 @@ public final class ScaleBench {
      * fastutil's lookup, then a reference taken and given back by CAS on a count word in a line of
      * its own chosen by the key (as a cache's slot or entry would be): two lines a hit, where the
      * counted floor ({@link CountedFloor}) keeps key, count and value in one. A locked instruction orders the loads around it, so
-     * lookups no longer overlap their memory misses as plain {@code get}s do: this row shows what
+     * lookups overlap their memory misses far less than plain {@code get}s do: this row shows what
      * the count alone costs at each size.
      */
     static final class FastutilCounted extends Fastutil {
