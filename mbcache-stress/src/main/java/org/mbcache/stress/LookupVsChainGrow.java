@@ -32,7 +32,10 @@ import org.mbcache.testing.Backend;
  * fill the line, then P and five more fillers fill a record of six pool entries. The first of the
  * six creates copies the record into a bigger one, while the reader, whose key the header's pool
  * filter lets through, walks the chain newest first down to P. A reader that read the old record,
- * or a count beyond the one it holds, must be caught by its validation.
+ * or a count beyond the one it holds, must be caught by its validation. The bigger record is the
+ * first of its size class, so that create also allocates and publishes a new record page, and the
+ * reader may follow the bucket's new directory entry into a page it has not seen yet (it must find
+ * it whole, or find no page and retry under the bucket's bit).
  *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = creates that inserted (6); {@code r4} =
