@@ -446,7 +446,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public long findFirstHandle(int key) {
         ensureOpen();
-        return countLookup(CompactWalk.find(table, key, 0, false, 0));
+        return countLookup(CompactWalk.find(table, key, 0, false, 0, false));
     }
 
     /**
@@ -476,7 +476,7 @@ public final class CompactMbCache extends KernelPortCache {
      */
     public long getHandle(int key, long value) {
         ensureOpen();
-        return countLookup(CompactWalk.find(table, key, value, true, 0));
+        return countLookup(CompactWalk.find(table, key, value, true, 0, true));
     }
 
     /**
@@ -517,7 +517,7 @@ public final class CompactMbCache extends KernelPortCache {
         }
         long next;
         try {
-            next = CompactWalk.find(table, CompactSlots.keyOf(meta), 0, false, CompactSlots.slotOf(handle));
+            next = CompactWalk.find(table, CompactSlots.keyOf(meta), 0, false, CompactSlots.slotOf(handle), false);
         } catch (Throwable lookupFailure) {
             try {
                 releaseHandle(handle);
@@ -802,7 +802,7 @@ public final class CompactMbCache extends KernelPortCache {
     @Override
     public CacheEntry findFirst(int key) {
         ensureOpen();
-        return entryFor(countLookup(CompactWalk.find(table, key, 0, false, 0)), key);
+        return entryFor(countLookup(CompactWalk.find(table, key, 0, false, 0, true)), key);
     }
 
     /** {@inheritDoc} */
@@ -817,7 +817,7 @@ public final class CompactMbCache extends KernelPortCache {
     @Override
     public CacheEntry get(int key, long value) {
         ensureOpen();
-        return entryFor(countLookup(CompactWalk.find(table, key, value, true, 0)), key, value);
+        return entryFor(countLookup(CompactWalk.find(table, key, value, true, 0, true)), key, value);
     }
 
     /** {@inheritDoc} */

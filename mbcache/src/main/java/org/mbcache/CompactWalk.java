@@ -31,12 +31,15 @@ final class CompactWalk {
      * A lookup: by key, the newest reusable entry below {@code afterSlot} if that is in the chain
      * (else from the newest), or by pair ({@code byPair}); the handle, referenced for the caller,
      * or {@link CompactMbCache#NO_ENTRY}. Optimistic first, under the bucket's bit if a writer was
-     * in the bucket.
+     * in the bucket. With {@code valueRead} (the caller reads the found slot's value, as the
+     * {@code DedupCache} lookups do) the bucket's home values are loaded as soon as the key filter
+     * lets the key through, so that their miss overlaps the line's instead of following the search;
+     * a lookup by pair, whose match reads the value, loads them whatever {@code valueRead} says.
      */
-    static long find(CompactTable table, int key, long value, boolean byPair, int afterSlot) {
+    static long find(CompactTable table, int key, long value, boolean byPair, int afterSlot, boolean valueRead) {
         long keyed = table.keyedHash(key);
         int bucket = table.bucketOfHash(keyed);
-        long found = tryFind(table, bucket, keyed, key, value, byPair, afterSlot, true);
+        long found = tryFind(table, bucket, keyed, key, value, byPair, afterSlot, true, valueRead || byPair);
         return found != RETRY ? found : findLocked(table, bucket, key, value, byPair, afterSlot);
     }
 
@@ -68,7 +71,7 @@ final class CompactWalk {
      * {@link CompactTable#keyedHash}.
      */
     static long versionWithout(CompactTable table, int bucket, long keyed, int key, long value) {
-        return tryFind(table, bucket, keyed, key, value, true, 0, false);
+        return tryFind(table, bucket, keyed, key, value, true, 0, false, false);
     }
 
     /**
@@ -76,7 +79,8 @@ final class CompactWalk {
      * {@link #RETRY}. Without {@code acquire} (the create's duplicate check, by pair) it takes no
      * reference and answers {@link #CONTAINED}, {@link #RETRY}, or the version under which the pair
      * was absent. {@code keyed} is the key's {@link CompactTable#keyedHash}, which gives its pool
-     * filter bit.
+     * filter bit. With {@code touchValues}, the bucket's home values are loaded (only loaded) once
+     * the key filter has let the key through ({@link #find}).
      *
      * <p>A lookup first asks the bucket's key filter, which answers most misses without the line
      * ({@link CompactTable#keyFilterMayHold}; the create's duplicate check, which needs the
@@ -92,10 +96,13 @@ final class CompactWalk {
      * façade answers as a closed cache.
      */
     private static long tryFind(CompactTable table, int bucket, long keyed, int key, long value, boolean byPair,
-                                int afterSlot, boolean acquire) {
+                                int afterSlot, boolean acquire, boolean touchValues) {
         int mix = table.filterMixOfHash(keyed);
         if (acquire && !table.keyFilterMayHold(bucket, mix)) {
             return NO_ENTRY; // no chain of the bucket holds the key (CompactTable.keyFilterMayHold)
+        }
+        if (touchValues) {
+            table.consume(table.touchHomeValues(bucket));
         }
         long head = table.laVersion(bucket);
         if (BucketLockWord.locked(head)) {
