@@ -92,8 +92,13 @@ final class CompactChainRecords {
     final int pageInts;
     /** The most pages, page 0 included: {@link #MAX_PAGES}, fewer in tests. */
     private final int maxPages;
-    /** The pages, by page index (0 unused); grown by copying, published by a release store. */
-    private volatile int[][] pages = new int[8][];
+    /**
+     * The pages, by page index (0 unused); grown by copying, published by a release store. It starts
+     * with room for the first page only, so that a table whose chains stay in their lines keeps
+     * no more, and a chain's second record class already grows it (the growth a racing reader must
+     * survive is then one any overflowing chain reaches, not only a table of many record pages).
+     */
+    private volatile int[][] pages = new int[2][];
     /** Pages allocated, page 0 included. Under {@link #allocationLock}. */
     private int pageCount = 1;
     /** Per class, the top of its free list (an entry; the next one's in the record's int 0), or 0. Under the lock. */

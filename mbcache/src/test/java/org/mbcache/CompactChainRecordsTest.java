@@ -198,6 +198,24 @@ class CompactChainRecordsTest {
     }
 
     @Test
+    void theFirstRecordOfASecondClassGrowsThePageArrayAndEveryRecordStaysReachable() {
+        CompactChainRecords records = new CompactChainRecords(2);
+        assertEquals(2, records.pageSlots(), "room for the first page only");
+        Chain small = new Chain(0);
+        addPool(records, small); // class 0: page 1
+        assertEquals(2, records.pageSlots());
+        Chain larger = new Chain(1);
+        for (int i = 0; i <= CompactChainRecords.refCapacity(CompactChainRecords.capacity(0)); i++) {
+            addPool(records, larger); // class 1 from the third: page 2, beyond the array
+        }
+        assertEquals(4, records.pageSlots(), "grown by doubling");
+        assertEquals(1, records.lpEntry(0) >>> 12);
+        assertEquals(2, records.lpEntry(1) >>> 12);
+        assertHolds(records, small, "small, on the page the copied array carries over");
+        assertHolds(records, larger, "larger, on the page published with the copy");
+    }
+
+    @Test
     void aChainBeyondTheLargestRecordIsRefused() {
         CompactChainRecords records = new CompactChainRecords(1);
         assertThrows(IllegalStateException.class, () -> records.reserve(0, Integer.MAX_VALUE - 1, Integer.MAX_VALUE));

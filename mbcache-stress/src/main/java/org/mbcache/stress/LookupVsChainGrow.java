@@ -35,7 +35,11 @@ import org.mbcache.testing.Backend;
  * or a count beyond the one it holds, must be caught by its validation. The bigger record is the
  * first of its size class, so that create also allocates and publishes a new record page, and the
  * reader may follow the bucket's new directory entry into a page it has not seen yet (it must find
- * it whole, or find no page and retry under the bucket's bit).
+ * it whole, or find no page and retry under the bucket's bit). A second variant
+ * ({@link CompactPageArray}) starts from a record of the smallest class, so that the first create's
+ * new page is one the records' page array has no place for: the create copies the array into a
+ * bigger one and publishes the copy, and the reader may read the bucket's new directory entry with
+ * the old array (it must find no page there and retry), or the new array with the page in it.
  *
  * <p>Result: {@code r1} = {@code get} found P (1) or not (0); {@code r2} = {@code findFirst} returned P
  * (1), nothing (0) or another entry (-1); {@code r3} = creates that inserted (6); {@code r4} =
@@ -56,6 +60,9 @@ public final class LookupVsChainGrow {
 
     /** Fillers created before the compact layout's race: with P, they fill the line and a record of six pool entries. */
     private static final int BEFORE_COMPACT = 12;
+
+    /** Fillers created before the compact page-array race: with P, they fill the line and a record of two pool entries (the smallest class). */
+    private static final int BEFORE_COMPACT_PAGE_ARRAY = 8;
 
     /** Fillers created during the race. */
     private static final int DURING = 6;
@@ -142,6 +149,42 @@ public final class LookupVsChainGrow {
         }
 
         /** Creates six fillers in P's bucket: the first copies the chain's record into a bigger one. */
+        @Actor
+        public void creator(IIII_Result r) {
+            grow(r);
+        }
+
+        /** Looks P up by its pair, then by its key. */
+        @Actor
+        public void reader(IIII_Result r) {
+            lookUp(r);
+        }
+
+        /** Releases what the reader holds, counts the entries and closes the cache. */
+        @Arbiter
+        public void check(IIII_Result r) {
+            settle(r);
+        }
+    }
+
+    /**
+     * The race on the compact layout, P in a pool slot and the chain's record of the smallest class
+     * full: the first create moves the chain into a record of the next class, whose first page
+     * needs a place the records' page array does not have, so it grows the array too.
+     */
+    @JCStressTest
+    @Outcome(id = "1, 1, 6, 15", expect = ACCEPTABLE, desc = "P found by both lookups while the record pages' array grew.")
+    @Outcome(id = "0, [-0-9]+, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "get missed P while the record pages' array grew.")
+    @Outcome(id = "[-0-9]+, 0, [-0-9]+, [-0-9]+", expect = FORBIDDEN, desc = "findFirst missed P while the record pages' array grew.")
+    @Outcome(expect = FORBIDDEN, desc = "A wrong entry, a lost create, or a wrong count.")
+    @State
+    public static class CompactPageArray extends Race {
+        /** A one-bucket cache: seven fillers in the line, then P and one filler in the pool. */
+        public CompactPageArray() {
+            super(Backend.COMPACT, FIRST_COMPACT, BEFORE_COMPACT_PAGE_ARRAY);
+        }
+
+        /** Creates six fillers in P's bucket: the first copies the chain's record onto a new page, growing the page array. */
         @Actor
         public void creator(IIII_Result r) {
             grow(r);
