@@ -284,7 +284,8 @@ final class CompactSlots {
      * {@link #tryClaim}, refusing, with {@code secondChance}, a word that shows
      * {@link #REFERENCED}: the reclaim passes' claim, which must pass over an entry referenced by the
      * time it claims (the word is read again after each failed CAS, so a touch that lands meanwhile
-     * is seen).
+     * is seen; a hot slot's claim checks the flag on the word it freezes and on the word its CAS
+     * replaces, {@link HotReferences#tryClaim}).
      */
     static boolean tryClaim(CompactTable table, int slot, long[] page, int at, long meta, boolean secondChance) {
         for (;;) {
@@ -292,7 +293,7 @@ final class CompactSlots {
                 return false;
             }
             if ((meta & HOT) != 0) {
-                return HOT_REFERENCES.tryClaim(table.hot, slot, meta);
+                return HOT_REFERENCES.tryClaim(table.hot, slot, meta, secondChance ? REFERENCED : 0);
             }
             if (count(meta) != 1) {
                 return false;

@@ -328,24 +328,27 @@ final class HotReferences {
     /**
      * The hot claim: count 1 and no unit in any cell, decided frozen; the word goes to count 0 (flags
      * and identity kept) and the cells are retired. {@code false} if somebody holds the occupant of
-     * {@code seen} (or it is dead already).
+     * {@code seen} (or it is dead already), or if the word shows any of {@code refusedFlags} (a
+     * reclaim pass's "referenced" flag, which a holder may set until the claim's CAS: it is checked
+     * on the word frozen and again on the word the CAS replaces, as a cold claim's CAS fails on a
+     * flag set after its read).
      */
-    boolean tryClaim(Host host, long at, long seen) {
+    boolean tryClaim(Host host, long at, long seen, long refusedFlags) {
         long[] cells = host.hotCells(at, seen);
-        if (count(seen) != 1 || cells == null || anyCellPositive(cells)) {
+        if (count(seen) != 1 || (seen & refusedFlags) != 0 || cells == null || anyCellPositive(cells)) {
             return false;
         }
         long s = freeze(host, at, seen, 0);
         if (dead(s, seen)) {
             return false;
         }
-        if (count(s) != 1 || sumCells(cells) != 0) {
+        if (count(s) != 1 || (s & refusedFlags) != 0 || sumCells(cells) != 0) {
             thaw(host, at, 0);
             return false;
         }
         for (;;) {
             long f = host.lvWord(at);
-            if (count(f) == 0) { // killed meanwhile (close)
+            if (count(f) == 0 || (f & refusedFlags) != 0) { // killed meanwhile (close), or flagged
                 thaw(host, at, 0);
                 return false;
             }

@@ -241,12 +241,25 @@ final class ListEntry extends CachedPair implements HotReferences.Host {
      * @return {@code false} if somebody holds the entry (or it is dead already)
      */
     boolean tryClaim() {
+        return tryClaim(0);
+    }
+
+    /**
+     * {@link #tryClaim()}, refusing an entry whose state shows any of {@code refusedFlags}: with
+     * {@link #REFERENCED}, a reclaim's second chance, which must pass over an entry touched by the
+     * time it claims (the state is read again after each failed CAS, and a hot entry's claim checks
+     * the flag on the state it freezes and on the state its CAS replaces, so a touch that lands
+     * between the reclaim's look and the claim is seen).
+     *
+     * @return {@code false} if somebody holds the entry, it is dead already, or it is flagged
+     */
+    boolean tryClaim(int refusedFlags) {
         for (;;) {
             int s = lvState();
             if ((s & HOT) != 0) {
-                return HOT_REFERENCES.tryClaim(this, 0, Integer.toUnsignedLong(s));
+                return HOT_REFERENCES.tryClaim(this, 0, Integer.toUnsignedLong(s), Integer.toUnsignedLong(refusedFlags));
             }
-            if (count(s) != 1) {
+            if (count(s) != 1 || (s & refusedFlags) != 0) {
                 return false;
             }
             if (casState(s, s & ~COUNT_MASK)) {

@@ -60,7 +60,7 @@ final class ListSweep implements ReclaimBooks.Sweep {
         int bucket = buckets.bucketOf(entry.key);
         buckets.lock(bucket);
         try {
-            if (!entry.tryClaim()) {
+            if (!entry.tryClaim(ListEntry.REFERENCED)) { // touched since the look: its second chance
                 return false;
             }
             buckets.removeAt(bucket, buckets.indexOfEntry(bucket, entry));

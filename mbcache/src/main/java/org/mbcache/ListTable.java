@@ -666,7 +666,7 @@ final class ListTable {
                         entry.setFlag(ListEntry.REFERENCED, false);
                     }
                     i++;
-                } else if (entry.tryClaim()) {
+                } else if (entry.tryClaim(pass == 0 ? ListEntry.REFERENCED : 0)) { // a touch since the look is seen
                     shiftOut(b, i);
                     claimed++;
                 } else {

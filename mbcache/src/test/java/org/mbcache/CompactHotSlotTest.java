@@ -52,6 +52,36 @@ class CompactHotSlotTest {
     }
 
     @Test
+    void aReclaimsClaimPassesOverAHotSlotTouchedSinceItsLookAsOverACold() throws Exception {
+        for (boolean hot : new boolean[] {false, true}) {
+            assertTrue(cache.create(KEY, VALUE, true));
+            long handle = cache.getHandle(KEY, VALUE);
+            if (hot) {
+                assertTrue(HotEntries.makeHot(cache, handle));
+            }
+            cache.release(handle);
+            CompactTable table = FreedSlots.tableOf(cache);
+            int slot = CompactSlots.slotOf(handle);
+            long[] page = table.metaPage(slot);
+            int at = table.metaIndex(slot);
+            long seen = CompactSlots.lvMeta(page, at); // the pass's look: unheld, not referenced
+            assertEquals(0, seen & CompactSlots.REFERENCED);
+            long holder = cache.getHandle(KEY, VALUE); // then a holder touches it and lets go
+            cache.touch(holder);
+            cache.release(holder);
+            int bucket = table.bucketOf(KEY);
+            table.lock(bucket);
+            try {
+                assertFalse(CompactSlots.tryClaim(table, slot, page, at, seen, true), (hot ? "hot" : "cold") + " slot claimed");
+            } finally {
+                table.unlock(bucket);
+            }
+            assertEquals(1, cache.size());
+            assertNull(cache.deleteOrGet(KEY, VALUE), "unheld: deleted");
+        }
+    }
+
+    @Test
     void aHandleTakenOnOneThreadIsReleasedOnAnother() throws Exception {
         long handle = hotPair();
         List<Long> taken = other.call(() -> {

@@ -87,7 +87,8 @@ public final class FreedSlots {
         return CompactSlots.slotOf(handle);
     }
 
-    private static CompactTable tableOf(CompactMbCache cache) {
+    /** The cache's table (for this package's tests that act on it directly). */
+    static CompactTable tableOf(CompactMbCache cache) {
         try {
             return (CompactTable) TABLE.get(cache);
         } catch (IllegalAccessException e) {

@@ -33,6 +33,8 @@ class HotReferencesTest {
     private static final long HOT = 1L << 17;
     private static final long WAITERS = 1L << 18;
     private static final long IDENTITY = 0xFFFFL << 32;
+    /** A flag of the layout's own that the protocol leaves alone, as a reclaim's "referenced" is. */
+    private static final long REFERENCED = 1L << 19;
     private static final HotReferences REFS = new HotReferences(COUNT_MASK, FROZEN, HOT, WAITERS, IDENTITY);
 
     /** The word of a cold occupant {@code identity} with {@code count} references (the cache's among them). */
@@ -219,7 +221,7 @@ class HotReferencesTest {
         assertFalse(REFS.switchToHot(host, over, cold, 1));
         assertEquals(cold, host.lvWord(over), "over the budget the entry stays cold");
 
-        assertTrue(REFS.tryClaim(host, 0, host.lvWord(0)));
+        assertTrue(REFS.tryClaim(host, 0, host.lvWord(0), 0));
         assertTrue(REFS.switchToHot(host, over, cold, 1));
         assertEquals(HotReferences.MAX_HOT_ENTRIES, host.table.size());
     }
@@ -307,7 +309,7 @@ class HotReferencesTest {
     void aClaimOfAnUnusedHotOccupantTakesTheCountToZeroAndRetiresTheCells() {
         long hot = hot(0, 7, 1);
 
-        assertTrue(REFS.tryClaim(host, 0, hot));
+        assertTrue(REFS.tryClaim(host, 0, hot, 0));
 
         assertEquals(hot & ~COUNT_MASK, host.lvWord(0), "count 0; flags and identity kept, not frozen");
         assertEquals(0, host.table.size());
@@ -319,7 +321,7 @@ class HotReferencesTest {
         long hot = hot(0, 7, 1);
         REFS.tryAcquire(host, 0, hot);
 
-        assertFalse(REFS.tryClaim(host, 0, hot));
+        assertFalse(REFS.tryClaim(host, 0, hot, 0));
 
         assertEquals(hot, host.lvWord(0));
         assertEquals(1, host.callers(0));
@@ -329,7 +331,7 @@ class HotReferencesTest {
     void aClaimFailsWhileTheCountHoldsACallersReference() {
         long hot = hot(0, 7, 2);
 
-        assertFalse(REFS.tryClaim(host, 0, hot));
+        assertFalse(REFS.tryClaim(host, 0, hot, 0));
         assertEquals(hot, host.lvWord(0));
     }
 
@@ -339,11 +341,45 @@ class HotReferencesTest {
         // A hit lands after the claim's unfrozen look found every cell empty, before it freezes.
         host.beforeCas.add(() -> assertTrue(REFS.tryAcquire(host, 0, hot)));
 
-        assertFalse(REFS.tryClaim(host, 0, hot));
+        assertFalse(REFS.tryClaim(host, 0, hot, 0));
 
         assertEquals(hot, host.lvWord(0), "thawed, count unchanged");
         assertEquals(1, host.callers(0));
         assertEquals(1, host.table.size());
+    }
+
+    @Test
+    void aClaimRefusesAWordThatShowsARefusedFlagWhenItFreezes() {
+        long hot = hot(0, 7, 1);
+        // A holder's touch lands after the claim's look, before it freezes (a reclaim's "referenced").
+        host.beforeCas.add(() -> host.set(0, host.lvWord(0) | REFERENCED));
+
+        assertFalse(REFS.tryClaim(host, 0, hot, REFERENCED));
+
+        assertEquals(hot | REFERENCED, host.lvWord(0), "thawed, count and flag kept");
+        assertEquals(1, host.table.size());
+    }
+
+    @Test
+    void aClaimRefusesAWordFlaggedWhileFrozenBeforeItsCas() {
+        long hot = hot(0, 7, 1);
+        host.beforeCas.add(() -> { }); // the freeze
+        host.beforeCas.add(() -> host.set(0, host.lvWord(0) | REFERENCED)); // a touch while frozen
+
+        assertFalse(REFS.tryClaim(host, 0, hot, REFERENCED));
+
+        assertEquals(hot | REFERENCED, host.lvWord(0), "thawed, count and flag kept");
+        assertEquals(1, host.table.size());
+    }
+
+    @Test
+    void aClaimNotToldToRefuseAFlagClaimsAWordThatShowsIt() {
+        long hot = hot(0, 7, 1);
+        host.set(0, hot | REFERENCED);
+
+        assertTrue(REFS.tryClaim(host, 0, hot | REFERENCED, 0));
+
+        assertEquals((hot | REFERENCED) & ~COUNT_MASK, host.lvWord(0));
     }
 
     @Test
@@ -353,7 +389,7 @@ class HotReferencesTest {
         // After the hit found the cells, before it adds its unit: the occupant is claimed and a new
         // one takes the slot, cold.
         host.afterCellLookup.add(() -> {
-            assertTrue(REFS.tryClaim(host, 0, hot));
+            assertTrue(REFS.tryClaim(host, 0, hot, 0));
             host.set(0, word(8, 1));
         });
 

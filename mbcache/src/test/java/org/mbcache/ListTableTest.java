@@ -128,6 +128,27 @@ class ListTableTest {
     }
 
     @Test
+    void aClaimToldToRefuseTheReferencedFlagPassesOverAnEntryTouchedSinceTheLookColdOrHot() {
+        for (boolean hot : new boolean[] {false, true}) {
+            ListEntry entry = add(hot ? 2 : 1, 10);
+            if (hot) {
+                assertTrue(entry.switchToHot(0));
+            }
+            entry.setFlag(ListEntry.REFERENCED, true); // a holder's touch after the reclaim's look
+            buckets.lock(0);
+            try {
+                assertFalse(entry.tryClaim(ListEntry.REFERENCED), hot ? "hot" : "cold");
+                assertFalse(entry.heldByAnyCaller());
+                assertEquals(1, ListEntry.count(entry.lvState()), "the cache's reference kept");
+                assertTrue(entry.tryClaim(0), "claimed regardless when not told to refuse it");
+                buckets.removeAt(0, buckets.indexOfEntry(0, entry));
+            } finally {
+                buckets.unlock(0);
+            }
+        }
+    }
+
+    @Test
     void killAllLeavesAnEmptyChainThatReadsConsistently() {
         ListEntry entry = add(1, 10);
         buckets.lock(0);
