@@ -312,8 +312,11 @@ final class CompactWalk {
     }
 
     /**
-     * Reclaims the chain's oldest unheld entries until one more fits under {@code chainCap}: a
-     * referenced one loses its flag and is passed over once. Bit held; allocation-free. With
+     * Reclaims the chain's oldest unheld entries until one more fits under {@code chainCap}, in at
+     * most two walks of the chain: in the first, a referenced entry nobody holds loses its flag and
+     * is passed over (a held one keeps its flag: the cap cannot take it anyway), and an entry
+     * touched since the walk looked at it is passed over too; in the second, the oldest unheld
+     * entries go whatever their flag. Held entries are never touched. Bit held; allocation-free. With
      * {@code keepRecord} (the create's new entry is a pool entry, whose room
      * {@link CompactTable#ensureRoom} reserved), the chain keeps its record even where the last of
      * its pool entries goes.
@@ -329,16 +332,16 @@ final class CompactWalk {
                 long[] page = table.metaPage(slot);
                 int at = table.metaIndex(slot);
                 long meta = lvMeta(page, at);
-                if ((meta & REFERENCED) == 0 && CompactSlots.tryClaim(table, slot, page, at, meta, true)) {
+                if (round == 0 && (meta & REFERENCED) != 0) {
+                    clearReferencedUnlessHeld(table, slot, page, at, meta);
+                    pos++;
+                } else if (CompactSlots.tryClaim(table, slot, page, at, meta, round == 0)) {
                     table.removeAt(bucket, pos, keepRecord);
                     table.free(slot);
                     reclaimed++;
-                    continue;
+                } else {
+                    pos++;
                 }
-                if ((meta & REFERENCED) != 0) {
-                    CompactSlots.setFlag(page, at, generation(meta), REFERENCED, false);
-                }
-                pos++;
             }
         }
         return reclaimed;
@@ -351,7 +354,8 @@ final class CompactWalk {
      * lets be refilled now ({@link CompactTable#mayRefillInPlace}), takes it out of the chain and
      * retires its slot ({@link CompactTable#retireInPlace}: generation advanced, no delay ring), for
      * the create to refill in the same critical section; a referenced entry met on the
-     * way, oldest first, loses its flag and is passed over. The slot, or 0 (nothing changed but
+     * way, oldest first, is passed over, and loses its flag unless somebody holds it (as in
+     * {@link #reclaimForRoom}). The slot, or 0 (nothing changed but
      * flags; nothing at all where the line is not full). Bit held; allocation-free.
      *
      * <p>Why a slot may be refilled only so often: a slot refilled here skips the delay ring, and
@@ -379,7 +383,7 @@ final class CompactWalk {
                 continue;
             }
             if ((meta & REFERENCED) != 0) {
-                CompactSlots.setFlag(page, at, generation(meta), REFERENCED, false);
+                clearReferencedUnlessHeld(table, slot, page, at, meta);
             } else if (CompactSlots.tryClaim(table, slot, page, at, meta, true)) {
                 table.removeAt(bucket, pos);
                 table.retireInPlace(slot);
@@ -387,6 +391,18 @@ final class CompactWalk {
             }
         }
         return 0;
+    }
+
+    /**
+     * A reclaim's second chance for a referenced entry met on its way: the flag cleared, unless
+     * somebody holds the entry (a held entry cannot be reclaimed, so its flag is kept for the time
+     * it can be: a cap or line reclaim does not spend a touch it has no use for). A holder that
+     * releases between the look and the clear only leaves the flag cleared, as a pass would.
+     */
+    private static void clearReferencedUnlessHeld(CompactTable table, int slot, long[] page, int at, long meta) {
+        if (!CompactSlots.heldByAnyCaller(table, slot, meta)) {
+            CompactSlots.setFlag(page, at, generation(meta), REFERENCED, false);
+        }
     }
 
     /**

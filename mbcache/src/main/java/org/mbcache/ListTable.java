@@ -647,8 +647,10 @@ final class ListTable {
 
     /**
      * The chain cap: while bucket {@code b}'s chain has {@code cap} or more entries, claims its oldest
-     * entry that nobody holds (count 1 to 0) and unhashes it. Second chance, as in a reclaim pass: a
-     * referenced entry met on the way has its flag cleared and is passed over once; only when no
+     * entry that nobody holds (count 1 to 0) and unhashes it. Second chance: a referenced entry
+     * met on the way is passed over once, its flag cleared unless somebody holds it (the cap cannot
+     * take a held entry, so its flag is kept for a reclaim that can), and an entry touched since the
+     * walk looked at it is passed over too ({@link ListEntry#tryClaim(int)}); only when no
      * unreferenced unheld entry is left does the oldest unheld one go regardless. Held entries are
      * never touched, so when this returns the chain is longer than the cap only by entries somebody
      * holds. At most two walks of the chain. Lock held; no allocation.

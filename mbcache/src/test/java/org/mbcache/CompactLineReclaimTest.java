@@ -123,6 +123,20 @@ class CompactLineReclaimTest {
         }
     }
 
+    @Test
+    void aHeldReferencedEntryKeepsItsFlagForTheReclaimAfterItsRelease() {
+        try (CompactMbCache cache = fullLineAtTheBound()) {
+            long held = cache.findFirstHandle(1);
+            cache.touch(held);
+            assertTrue(cache.create(100, 100, true)); // 1 passed over as held: 2 goes
+            assertFalse(cached(cache, 2));
+            cache.release(held);
+            assertTrue(cache.create(101, 101, true)); // 1's touch unspent: passed over again, 3 goes
+            assertTrue(cached(cache, 1), "the touch was spent while the entry could not be reclaimed");
+            assertFalse(cached(cache, 3));
+        }
+    }
+
     /** Creates keys 101 up until every slot of the full line was refilled in place three times; their number. */
     private static int spendTheLinesRefills(CompactMbCache cache) {
         int refills = (CompactDelayRing.EPOCH_GENERATIONS - 1) * HOME_SLOTS;
