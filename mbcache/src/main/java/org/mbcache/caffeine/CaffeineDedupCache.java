@@ -345,7 +345,7 @@ public final class CaffeineDedupCache implements DedupCache {
         lifecycle.ensureOpen();
         Integer boxedKey = key;
         PinnedEntry[] group = groups.current(boxedKey);
-        if (group != null && KeyGroups.indexOfValue(group, value) >= 0) {
+        if (group != null && KeyGroups.holdsLive(group, value)) {
             statistics.add(DUPLICATES_REFUSED, 1);
             return false;
         }

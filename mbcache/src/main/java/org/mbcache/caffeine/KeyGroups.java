@@ -166,6 +166,17 @@ final class KeyGroups {
         return -1;
     }
 
+    /**
+     * Whether a group read without the key's lock holds a live entry of {@code value}. A lock-free
+     * read may find an entry that a compute on the key has killed (count 0) and not yet taken out of
+     * the group: a lookup already misses it, so the create that refuses a pair on this read must
+     * not count it either (it goes on to its compute, which sees the group without it).
+     */
+    static boolean holdsLive(PinnedEntry[] group, long value) {
+        int index = indexOfValue(group, value);
+        return index >= 0 && group[index].count() > 0;
+    }
+
     static int indexOf(PinnedEntry[] group, PinnedEntry entry) {
         for (int i = 0; i < group.length; i++) {
             if (group[i] == entry) {
