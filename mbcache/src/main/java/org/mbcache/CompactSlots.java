@@ -45,22 +45,22 @@ import org.mbcache.internal.Lifecycle;
  *   <li>An optimistic lookup ({@link CompactWalk}) reads the version (acquire; odd: retry locked),
  *       then a slot (a line position from the header it read, or a reference from the chain
  *       array, followed only if it names a slot: never a line's header), then the slot's meta
- *       word (volatile), checks key, count above zero and
- *       the flag or value it looks for, and CASes the meta word to count + 1
- *       ({@link #tryAcquireMatching}). The CAS compares the whole word, key and generation
- *       included: it increments exactly the occupant the lookup checked, or fails (and the lookup
- *       re-reads). Every CAS loop here but the claim refuses count zero, so a lookup never
- *       resurrects a free slot, whatever stale index it holds.</li>
- *   <li>Then it validates the version (acquire fence, load again). Unchanged: no critical section
- *       ran, so by step 1 the slot held the pair it checked, in the chain, from the first load to
- *       the CAS; the lookup linearizes at the CAS. Changed: it gives the reference back with an
- *       ordinary {@link #release} and retries under the bit. That reference is on the occupant it
- *       incremented, which cannot have been freed meanwhile (the lookup's own reference keeps the
- *       count above one, so no claim succeeds): no count is taken from anyone else. For the moment
- *       between the CAS and the release, the occupant (a pair created since the header was read,
- *       if the slot was reused or was free then) shows one holder more: a {@code deleteOrGet} or
- *       reclaim pass in that moment treats it as held, as the list layout's entries are treated
- *       when a lookup's validation fails. That is the one visible effect of a stale index.</li>
+ *       word (volatile), and checks key, count above zero and the flag or value it looks for
+ *       ({@link #matches}). It takes no reference yet: its candidate is the slot and the generation
+ *       it read.</li>
+ *   <li>Then it validates the version (acquire fence, load again). Changed: it retries under the
+ *       bit, holding nothing. Unchanged: no critical section ran, so by step 1 the slot held the
+ *       pair it checked, in the chain, at that version, and the lookup's answer is that pair. Only
+ *       now does it take the reference: a CAS of the meta word to count + 1, on the occupant of the
+ *       generation it read only ({@link #tryAcquireMatching(CompactTable, long[], int, int, long,
+ *       boolean, int)}). The CAS compares the whole word, key and generation included, and every
+ *       CAS loop here but the claim refuses count zero, so it increments that occupant while it is
+ *       unclaimed (a claim zeroes the count in the critical section that unhashes the slot, and the
+ *       free that follows advances the generation), hence still in its chain; where the occupant
+ *       was claimed, freed, reused or no longer matches, the lookup retries under the bit. So a
+ *       lookup never holds a reference it gives back: a {@code deleteOrGet} or a reclaim pass that
+ *       finds the entry held finds a holder the entry is handed to, never a lookup that will answer
+ *       a miss. (A stale index makes a lookup retry, nothing more.)</li>
  *   <li>A handle carries the generation. Every operation on a handle (release, touch, setReusable,
  *       findNext, waitUnused) checks it in the same CAS loop that changes the word, so a handle
  *       kept after its release cannot change the slot's next occupant: it is refused or ignored,
@@ -241,10 +241,25 @@ final class CompactSlots {
      * @throws IllegalStateException if a cold slot already has the most references a count holds
      */
     static long tryAcquireMatching(CompactTable table, long[] page, int slot, int key, long value, boolean byPair) {
+        return tryAcquireMatching(table, page, slot, key, value, byPair, ANY_GENERATION);
+    }
+
+    /** {@link #tryAcquireMatching}'s {@code generation} for a slot read under its bucket's bit: any. */
+    private static final int ANY_GENERATION = -1;
+
+    /**
+     * {@link #tryAcquireMatching(CompactTable, long[], int, int, long, boolean)} of the occupant of
+     * {@code generation} only: {@link CompactMbCache#NO_ENTRY} once the slot holds another (an
+     * optimistic lookup's candidate, read at a version that validated: while the word keeps that
+     * generation and a count above zero, its pair was never claimed, so it is still in its chain).
+     */
+    static long tryAcquireMatching(CompactTable table, long[] page, int slot, int key, long value, boolean byPair,
+                                   int generation) {
         int at = table.metaIndex(slot);
         for (;;) {
             long meta = lvMeta(page, at);
-            if (!matches(table, slot, meta, key, value, byPair)) {
+            if (!matches(table, slot, meta, key, value, byPair)
+                    || (generation != ANY_GENERATION && generation(meta) != generation)) {
                 return CompactMbCache.NO_ENTRY;
             }
             if ((meta & HOT) != 0) {

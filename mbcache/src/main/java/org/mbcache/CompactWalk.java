@@ -89,11 +89,14 @@ final class CompactWalk {
      * ({@link #walkLine}), one header load and the meta words beside it. Otherwise it walks the
      * merged chain ({@link #walkChain}).
      *
-     * <p>A reference taken under a version that then fails to validate is given back
-     * ({@link CompactSlots#release}) before the retry. That release is refused only where
-     * {@code close()} killed the slot meanwhile (the walk's own reference kept the count above one
-     * until then); the retry under the bit then finds the chain emptied and misses, which the
-     * façade answers as a closed cache.
+     * <p>The walk only reads: it answers its candidate as a handle (slot and the generation it read),
+     * and the reference is taken after the version validates, on that occupant only
+     * ({@link CompactSlots#tryAcquireMatching(CompactTable, long[], int, int, long, boolean, int)}:
+     * the CAS compares the whole word, so it succeeds only while the slot holds the pair it checked,
+     * unclaimed, hence still in its chain). A lookup therefore never holds a reference it gives back:
+     * a {@code deleteOrGet} or a reclaim that finds the entry held finds a holder the lookup hands
+     * the entry to. Where the occupant changed between the validation and the CAS (claimed, freed,
+     * no longer reusable), the lookup retries under the bucket's bit.
      */
     private static long tryFind(CompactTable table, int bucket, long keyed, int key, long value, boolean byPair,
                                 int afterSlot, boolean acquire, boolean touchValues) {
@@ -115,15 +118,17 @@ final class CompactWalk {
             return handle == RETRY || !table.validate(bucket, head) ? RETRY
                     : acquire ? NO_ENTRY : BucketLockWord.versionOf(head);
         }
-        if (table.validate(bucket, head)) {
-            return handle;
+        if (!table.validate(bucket, head)) {
+            return RETRY;
         }
-        if (acquire) { // the occupant it incremented (CompactSlots, "Slot reuse", step 3)
-            int slot = CompactSlots.slotOf(handle);
-            CompactSlots.release(table, slot, table.metaPage(slot), table.metaIndex(slot),
-                    CompactSlots.generationOf(handle));
+        if (!acquire) {
+            return handle; // CONTAINED
         }
-        return RETRY;
+        // The candidate was the answer at the validated version: reference that occupant, or retry.
+        int slot = CompactSlots.slotOf(handle);
+        long acquired = CompactSlots.tryAcquireMatching(table, table.metaPage(slot), slot, key, value, byPair,
+                CompactSlots.generationOf(handle));
+        return acquired != NO_ENTRY ? acquired : RETRY;
     }
 
     /**
@@ -288,16 +293,18 @@ final class CompactWalk {
     }
 
     /**
-     * One slot of an optimistic walk: with {@code acquire}, {@link CompactSlots#tryAcquireMatching};
-     * without, {@link #CONTAINED} if the slot holds the pair. Else {@link CompactMbCache#NO_ENTRY}.
+     * One slot of an optimistic walk, read only: where it matches ({@link CompactSlots#matches}),
+     * with {@code acquire} the candidate's handle (its slot and the generation read), which
+     * {@link #tryFind} references once the version validates; without, {@link #CONTAINED} (the
+     * create's duplicate check, by pair). Else {@link CompactMbCache#NO_ENTRY}.
      */
     private static long tryMatch(CompactTable table, long[] page, int slot, int key, long value, boolean byPair,
                                  boolean acquire) {
-        if (acquire) {
-            return CompactSlots.tryAcquireMatching(table, page, slot, key, value, byPair);
+        long meta = lvMeta(page, table.metaIndex(slot));
+        if (!CompactSlots.matches(table, slot, meta, key, value, acquire ? byPair : true)) {
+            return NO_ENTRY;
         }
-        return CompactSlots.matches(table, slot, lvMeta(page, table.metaIndex(slot)), key, value, true)
-                ? CONTAINED : NO_ENTRY;
+        return acquire ? CompactSlots.handleOf(slot, meta) : CONTAINED;
     }
 
     /** The chain position of a live pair, newest first, or -1. Bit held. */

@@ -86,12 +86,15 @@ import java.util.Arrays;
  * published array's count fits its own capacity, and an index into {@code entries[b]} is checked
  * against that array.
  *
- * <p>A hit takes its reference with increment-if-not-zero <em>before</em> it validates: if the
- * version is unchanged, no critical section ran between the first load and the CAS, so the entry was
- * in the chain, and the newest match, when its count went up, and the lookup linearizes at the CAS.
- * If the version moved the lookup drops the reference and retries under the lock. An entry's count
- * only reaches zero under its bucket bit (reclaim, {@code deleteOrGet}, the chain cap), so a count
- * above zero seen with a stable version is an entry in its chain.
+ * <p>A hit takes its reference with increment-if-not-zero <em>after</em> it validates: if the
+ * version is unchanged, no critical section ran while the chain was read, so the entry found was in
+ * the chain, and the newest match, at that version, where the lookup linearizes. An entry's count
+ * only reaches zero under its bucket bit (reclaim, {@code deleteOrGet}, the chain cap), in the
+ * critical section that unhashes it, and never rises again; so an increment-if-not-zero that
+ * succeeds after the validation finds the entry still in its chain, and one that fails (the entry
+ * claimed meanwhile) sends the lookup to retry under the lock, as a moved version does. A lookup
+ * thus never holds a reference it gives back: a {@code deleteOrGet} or a reclaim pass that finds
+ * an entry held finds a holder that keeps it.
  *
  * <p>Paths that must not fail halfway are kept shallow and allocation-free: {@link #unlock} is
  * {@link BucketLockWord#unlock}, and every method that may allocate (a chain or request array growing) does so
@@ -411,7 +414,7 @@ final class ListTable {
                 }
                 ListEntry entry = chain[i];
                 if (entry != null && entry.key == key && entry.hasFlag(ListEntry.REUSABLE)
-                        && entry.tryAcquire()) {
+                        && ListEntry.count(entry.lvState()) != 0) {
                     return validatedHit(b, version, entry, key);
                 }
             }
@@ -433,7 +436,7 @@ final class ListTable {
             return RETRY_LOCKED;
         }
         ListEntry entry = readPair(b, keyPrint, key, value);
-        if (entry != null && entry != RETRY_LOCKED && entry.tryAcquire()) {
+        if (entry != null && entry != RETRY_LOCKED && ListEntry.count(entry.lvState()) != 0) {
             return validatedHit(b, version, entry, key);
         }
         return entry != RETRY_LOCKED && validate(b, version) ? null : RETRY_LOCKED;
@@ -496,12 +499,19 @@ final class ListTable {
         return null;
     }
 
-    /** The referenced entry if the read that found it validates; else the reference back and a retry. */
+    /**
+     * The candidate a read found, referenced for the caller, if the read validates and the entry is
+     * still alive when the reference is taken; else a retry under the lock. The reference is taken
+     * only after the validation, so a lookup never holds a reference it gives back (a
+     * {@code deleteOrGet} or reclaim pass that finds the entry held finds a holder it is handed to):
+     * at a validated version every entry of the chain is alive, and an entry leaves its chain only
+     * dead (claimed under the lock), so a reference taken on it alive ({@link ListEntry#tryAcquire},
+     * which refuses count zero) is taken on an entry still in its chain.
+     */
     private ListEntry validatedHit(int b, long version, ListEntry entry, int key) {
-        if (validate(b, version) && entry.key == key) {
+        if (validate(b, version) && entry.key == key && entry.tryAcquire()) {
             return entry;
         }
-        entry.owner.releaseReference(entry);
         return RETRY_LOCKED;
     }
 
