@@ -5,7 +5,7 @@ import java.io.InputStream;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.mbcache.internal.Lifecycle;
-import org.mbcache.internal.Snapshots;
+import org.mbcache.internal.RestoreBudget;
 import org.mbcache.internal.StripedStatistics;
 
 /**
@@ -31,6 +31,8 @@ public abstract sealed class KernelPortCache implements DedupCache permits MbCac
 
     /** Open or closed, and the answers to calls that race {@code close()}. */
     final Lifecycle lifecycle = new Lifecycle();
+    /** The room this cache's running restores have reserved out of its bound ({@link #readSnapshot}). */
+    private final RestoreBudget restoreBudget = new RestoreBudget();
     /** log2 of the bucket count, rounded up where the count is not a power of two. */
     final int bucketBits;
     /** The size at which creates start reclaiming (kernel {@code c_max_entries}). */
@@ -228,7 +230,8 @@ public abstract sealed class KernelPortCache implements DedupCache permits MbCac
     /**
      * {@inheritDoc}
      *
-     * <p>The budget is {@link #maxEntries()} minus {@link #size()}; the pairs are created as by
+     * <p>The budget is {@link #maxEntries()} minus {@link #size()}, less the room other restores of
+     * this cache running at the same time have reserved and not yet used; the pairs are created as by
      * {@code create}, on the calling thread, in the snapshot's order (so they take their places in
      * the reclaim order in that order), except that a restore never reclaims for the
      * {@linkplain #chainCap() chain cap}: a pair whose chain is at the cap is skipped and not
@@ -238,8 +241,7 @@ public abstract sealed class KernelPortCache implements DedupCache permits MbCac
     public long readSnapshot(InputStream in) throws IOException {
         Objects.requireNonNull(in, "in");
         ensureOpen();
-        long budget = maxEntries - size();
-        long created = Snapshots.read(in, budget, this::createForRestore);
+        long created = restoreBudget.read(in, maxEntries, this::size, this::createForRestore);
         ensureOpen(); // closed during the read: a restore that created nothing still reports it
         return created;
     }

@@ -16,6 +16,7 @@ import org.mbcache.CacheStats;
 import org.mbcache.DedupCache;
 import org.mbcache.internal.HashedWaitQueues;
 import org.mbcache.internal.Lifecycle;
+import org.mbcache.internal.RestoreBudget;
 import org.mbcache.internal.Saturating;
 import org.mbcache.internal.Snapshots;
 import org.mbcache.internal.StripedStatistics;
@@ -99,6 +100,8 @@ public final class CaffeineDedupCache implements DedupCache {
     private final int chainCap;
     /** Open, closed, or broken by an invariant breach (see Lifecycle). */
     private final Lifecycle lifecycle = new Lifecycle();
+    /** The room this cache's running restores have reserved out of its bound ({@link #readSnapshot}). */
+    private final RestoreBudget restoreBudget = new RestoreBudget();
     /** The key groups in Caffeine, their computes and the exact entry count. */
     private final KeyGroups groups;
     /** Which keys can have siblings, and the freeing of unheld ones. */
@@ -770,7 +773,7 @@ public final class CaffeineDedupCache implements DedupCache {
     public long readSnapshot(InputStream in) throws IOException {
         Objects.requireNonNull(in, "in");
         lifecycle.ensureOpen();
-        long created = Snapshots.read(in, maxEntries - groups.size(),
+        long created = restoreBudget.read(in, maxEntries, groups::size,
                 (key, value, reusable) -> create(key, value, reusable, false));
         lifecycle.ensureOpen(); // closed during the read: a restore that created nothing still reports it
         return created;

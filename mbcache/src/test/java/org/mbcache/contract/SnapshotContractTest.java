@@ -10,15 +10,19 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -283,6 +287,112 @@ class SnapshotContractTest {
             assertTrue(Pairs.isCached(target, (int) pair[0], pair[1]), "pair cached before the restore was lost: " + pair[0]);
         }
         assertEquals(before.size() + created, target.size());
+    }
+
+    /**
+     * An empty cache of the backend under test to restore into: 2^14 buckets and a fixed seed, so
+     * that the pairs of {@link #snapshotOfPairs} spread thin and no chain comes near its cap (a
+     * restore skips the pairs of a chain at its cap).
+     */
+    private DedupCache restoreTarget(long maxEntries) {
+        DedupCache target = backend.open(14, maxEntries, Runnable::run, 1L);
+        others.add(target);
+        return target;
+    }
+
+    /** A snapshot of {@code count} pairs {@code (keyOf(i), i)} from {@code i = from} up, of a cache that held nothing else. */
+    private byte[] snapshotOfPairs(int from, int count) throws IOException {
+        DedupCache source = newCache(4L * count);
+        for (int i = from; i < from + count; i++) {
+            assertTrue(source.create(keyOf(i), i, true));
+        }
+        return SnapshotRecords.snapshotOf(source);
+    }
+
+    /**
+     * The bytes of {@code snapshot}; its first read waits (at most the test's time) until
+     * {@code proceed} is released, after counting down {@code reading}.
+     */
+    private static InputStream pausedAtItsFirstRead(byte[] snapshot, CountDownLatch reading, CountDownLatch proceed) {
+        return new FilterInputStream(new ByteArrayInputStream(snapshot)) {
+            private boolean paused;
+
+            private void pauseOnce() throws IOException {
+                if (!paused) {
+                    paused = true;
+                    reading.countDown();
+                    try {
+                        assertTrue(proceed.await(10, TimeUnit.SECONDS), "the other restore did not end");
+                    } catch (InterruptedException e) {
+                        throw new java.io.InterruptedIOException();
+                    }
+                }
+            }
+
+            @Override
+            public int read() throws IOException {
+                pauseOnce();
+                return super.read();
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                pauseOnce();
+                return super.read(b, off, len);
+            }
+        };
+    }
+
+    @Test
+    void restoresRunningTogetherStayWithinMaxEntriesTogether() throws Exception {
+        long max = 1000;
+        DedupCache target = restoreTarget(max);
+        byte[] first = snapshotOfPairs(0, (int) max);
+        byte[] second = snapshotOfPairs((int) max, (int) max);
+        CountDownLatch firstReading = new CountDownLatch(1);
+        CountDownLatch secondDone = new CountDownLatch(1);
+        CompletableFuture<Long> firstRestore = CompletableFuture.supplyAsync(() -> {
+            try {
+                return target.readSnapshot(pausedAtItsFirstRead(first, firstReading, secondDone));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }, runnable -> new Thread(runnable, "first-restore").start());
+        assertTrue(firstReading.await(10, TimeUnit.SECONDS), "the first restore did not start reading");
+
+        long createdBySecond;
+        try {
+            createdBySecond = restore(target, second); // the first has its budget and has created nothing yet
+        } finally {
+            secondDone.countDown();
+        }
+        long createdByFirst = firstRestore.get(10, TimeUnit.SECONDS);
+
+        assertTrue(createdByFirst + createdBySecond <= max,
+                "the restores created " + createdByFirst + " + " + createdBySecond + " pairs in a cache of " + max);
+        assertTrue(target.size() <= max, "size " + target.size() + " over maxEntries " + max);
+        assertEquals(createdByFirst + createdBySecond, target.size());
+    }
+
+    @Test
+    void aRestoreWhoseStreamFailedLeavesItsBudgetToTheNextRestore() throws IOException {
+        long max = 1000;
+        DedupCache target = restoreTarget(max);
+        byte[] snapshot = snapshotOfPairs(0, (int) max);
+        InputStream failing = new InputStream() {
+            private int at;
+
+            @Override
+            public int read() throws IOException {
+                if (at == snapshot.length / 2) {
+                    throw new IOException("the disk went away");
+                }
+                return snapshot[at++] & 0xFF;
+            }
+        };
+        assertThrows(IOException.class, () -> target.readSnapshot(failing));
+
+        assertEquals(max, restore(target, snapshot));
     }
 
     /** The chain cap of {@code target}: per bucket in the kernel ports, per key in Caffeine's backend. */
