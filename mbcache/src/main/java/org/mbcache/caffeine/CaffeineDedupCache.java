@@ -423,11 +423,24 @@ public final class CaffeineDedupCache implements DedupCache {
         return countLookup(group == null ? null : firstReusable(group, 0));
     }
 
+    /**
+     * The first reusable entry of {@code group} from index {@code from} on whose reference could be
+     * taken, referenced for the caller, or {@code null}. A candidate whose reference could not be
+     * taken left the map after the group was read: deleted or reclaimed, and then the next one is
+     * the newest, or dropped by a racing {@code close()}, and then the call says the cache is closed
+     * instead ({@link Lifecycle#ensureOpen}): the next candidate may be pinned, so its lock-free
+     * reference would still succeed, and the lookup would answer an older entry than it did before
+     * the close. (The close marks the cache closed before it drops a group, and the failed pin saw
+     * the group gone, so it sees the mark.)
+     */
     private PinnedEntry firstReusable(PinnedEntry[] group, int from) {
         for (int i = from; i < group.length; i++) {
             PinnedEntry candidate = group[i];
-            if (candidate.reusable() && groups.acquire(candidate)) {
-                return candidate;
+            if (candidate.reusable()) {
+                if (groups.acquire(candidate)) {
+                    return candidate;
+                }
+                lifecycle.ensureOpen();
             }
         }
         return null;
