@@ -7,6 +7,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -22,8 +23,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * has counted the entry.
  *
  * <p>Each case is a JVM of its own that shares nothing with the others, so they run side by side
- * (about half the time on two cores).
+ * (about half the time on two cores), and no other test class runs meanwhile ({@link Isolated}).
  */
+@Isolated
 @Execution(ExecutionMode.CONCURRENT)
 class HeapExhaustionTest {
 
