@@ -230,8 +230,9 @@ public abstract sealed class KernelPortCache implements DedupCache permits MbCac
     /**
      * {@inheritDoc}
      *
-     * <p>The budget is {@link #maxEntries()} minus {@link #size()}, less the room other restores of
-     * this cache running at the same time have reserved and not yet used; the pairs are created as by
+     * <p>The budget is {@link #maxEntries()} minus {@link #size()}, read before the stream and again,
+     * once the restores of this cache before it have created their pairs, before its own (the smaller
+     * counts); the pairs are created as by
      * {@code create}, on the calling thread, in the snapshot's order (so they take their places in
      * the reclaim order in that order), except that a restore never reclaims for the
      * {@linkplain #chainCap() chain cap}: a pair whose chain is at the cap is skipped and not

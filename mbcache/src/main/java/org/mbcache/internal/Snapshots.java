@@ -204,9 +204,24 @@ public final class Snapshots {
      * @throws IOException if {@code in} throws
      */
     public static long read(InputStream in, long budget, PairSink sink) throws IOException {
+        return readChecked(in, budget).createNewest(budget, sink);
+    }
+
+    /**
+     * The first half of {@link #read}: reads the whole snapshot and checks it, and answers its
+     * newest {@code budget} records, to be created with {@link CheckedRecords#createNewest}.
+     * Memory, and the exceptions, as {@link #read}'s.
+     *
+     * @param in the snapshot
+     * @param budget the most pairs to keep (the newest); zero or less keeps none but still checks
+     * @return the kept records
+     * @throws SnapshotFormatException if the bytes are not a valid snapshot of a known version
+     * @throws IOException if {@code in} throws
+     */
+    public static CheckedRecords readChecked(InputStream in, long budget) throws IOException {
         Objects.requireNonNull(in, "in");
         Reader reader = new Reader(in);
-        Kept kept = new Kept();
+        CheckedRecords kept = new CheckedRecords();
         byte[] word = new byte[4]; // a block's count and checksum as checked, never handed to the stream
         CRC32C crc = new CRC32C();
 
@@ -272,7 +287,7 @@ public final class Snapshots {
         if (in.read() != -1) {
             throw new SnapshotFormatException("bytes after the trailer", reader.offset);
         }
-        return kept.createNewest(budget, sink);
+        return kept;
     }
 
     /**
@@ -280,7 +295,7 @@ public final class Snapshots {
      * records: the oldest chunk first, the last one filled up to {@link #lastFill}. A block of at most
      * that many records spans at most the last two chunks. Arrays here are never handed to the stream.
      */
-    private static final class Kept {
+    public static final class CheckedRecords {
         static final int CHUNK_RECORDS = MAX_RECORDS_PER_BLOCK;
         final ArrayDeque<byte[]> chunks = new ArrayDeque<>();
         /** The newest chunk, and the one before it (null if none): where the newest block lies. */
@@ -359,8 +374,16 @@ public final class Snapshots {
             }
         }
 
-        /** Creates the newest {@code budget} records, oldest first; returns how many the sink created. */
-        long createNewest(long budget, PairSink sink) {
+        private CheckedRecords() {}
+
+        /**
+         * Creates the newest {@code budget} of the kept records (at most all of them), oldest first.
+         *
+         * @param budget the most pairs to create; zero or less creates none
+         * @param sink where they are created
+         * @return how many the sink reported created
+         */
+        public long createNewest(long budget, PairSink sink) {
             if (budget <= 0) {
                 return 0;
             }
@@ -395,7 +418,7 @@ public final class Snapshots {
     /**
      * Exact reads that count their offset and turn an early end into a format error. Every read
      * goes into {@link #landing}, the one array handed to the stream; what is checked is copied out
-     * of it first (a field into a local, a block's records into {@link Kept}).
+     * of it first (a field into a local, a block's records into {@link CheckedRecords}).
      */
     private static final class Reader {
         final InputStream in;
