@@ -250,23 +250,22 @@ public interface DedupCache extends AutoCloseable {
      * sizes). Each block is copied out of the array handed to {@code in} before it is checked, so
      * a stream that keeps that array and writes to it later cannot change what is created.
      *
-     * <p>Then the pairs are created oldest first, as {@link #create} would. The budget is
-     * {@code maxEntries - size()}, read before the stream is read and again once it is checked (the
-     * smaller counts): when the snapshot holds more pairs, only its newest budget-many are created
-     * (none if the cache is at or over its bound), so that the restore itself never sends the cache
-     * into reclaim, and never makes it evict a pair that was cached before. Restores of one cache
-     * create their pairs one at a time, each taking its second reading once the one before has
-     * created its pairs, so that restores running together stay within {@code maxEntries}
-     * together (their streams are read side by side). A pair already cached is left as it is (its
-     * flag and place kept) and not counted; it still uses one of the budget. Pairs other threads
-     * create meanwhile are theirs: the restore does not reserve room against them, so reclaim they
-     * cause may take older pairs as it always does. The restore never reclaims for the chain cap either: a pair whose chain is at
-     * the cap (the kernel port's bucket chain; Caffeine's backend: the key's values nobody holds)
-     * is skipped, neither created nor counted, so that the cap evicts no pair cached before the
-     * restore and none the restore created. Restored entries start unreferenced, as every new
-     * entry does. A failure while
-     * the pairs are created (the cache closed meanwhile, an {@link OutOfMemoryError} from
-     * {@link #create}) reaches the caller and leaves the pairs created until then: all of them
+     * <p>Then the pairs are created oldest first, as {@link #create} would. The budget
+     * is {@code maxEntries - size()}, read before the stream is read and again once it is checked (the smaller
+     * counts): when the snapshot holds more pairs, only its newest budget-many are created (none if
+     * the cache is at or over its bound), so that the restore itself never sends the cache into
+     * reclaim, and never makes it evict a pair that was cached before. Restores of one cache create
+     * their pairs one at a time, each taking its second reading once the one before has created its
+     * pairs, so that restores running together stay within {@code maxEntries} together (their streams
+     * are read side by side). A pair already cached is left as it is (its flag and place kept) and not
+     * counted; it still uses one of the budget. Pairs other threads create meanwhile are theirs: the
+     * restore does not reserve room against them, so reclaim they cause may take older pairs as it
+     * always does. The restore never reclaims for the chain cap either: a pair whose chain is at the
+     * cap (the kernel port's bucket chain; Caffeine's backend: the key's values nobody holds) is
+     * skipped, neither created nor counted, so that the cap evicts no pair cached before the restore
+     * and none the restore created. Restored entries start unreferenced, as every new entry does. A
+     * failure while the pairs are created (the cache closed meanwhile, an {@link OutOfMemoryError}
+     * from {@link #create}) reaches the caller and leaves the pairs created until then: all of them
      * pairs of the checked snapshot, none of them in place of a pair cached before.
      *
      * <p>{@code in} is read to its end but not closed.

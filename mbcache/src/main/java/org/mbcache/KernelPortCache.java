@@ -31,7 +31,7 @@ public abstract sealed class KernelPortCache implements DedupCache permits MbCac
 
     /** Open or closed, and the answers to calls that race {@code close()}. */
     final Lifecycle lifecycle = new Lifecycle();
-    /** The room this cache's running restores have reserved out of its bound ({@link #readSnapshot}). */
+    /** Keeps this cache's restores within its bound together: they create one at a time ({@link #readSnapshot}). */
     private final RestoreBudget restoreBudget = new RestoreBudget();
     /** log2 of the bucket count, rounded up where the count is not a power of two. */
     final int bucketBits;

@@ -100,7 +100,7 @@ public final class CaffeineDedupCache implements DedupCache {
     private final int chainCap;
     /** Open, closed, or broken by an invariant breach (see Lifecycle). */
     private final Lifecycle lifecycle = new Lifecycle();
-    /** The room this cache's running restores have reserved out of its bound ({@link #readSnapshot}). */
+    /** Keeps this cache's restores within its bound together: they create one at a time ({@link #readSnapshot}). */
     private final RestoreBudget restoreBudget = new RestoreBudget();
     /** The key groups in Caffeine, their computes and the exact entry count. */
     private final KeyGroups groups;

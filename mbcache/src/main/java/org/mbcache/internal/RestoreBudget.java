@@ -16,11 +16,9 @@ import java.util.function.LongSupplier;
  * with its budget taken again there: at most {@code maxEntries - size()} as {@code size()} reads
  * once the restores before it have created theirs (an exact count). Restores therefore create one
  * after the other, never together, while their streams' I/O, where they spend most of their time,
- * runs side by side. (A budget kept as a running count of other restores' reservations beside
- * {@code size()} cannot be checked in one step: a reservation CAS that succeeds on an unchanged
- * count may have read {@code size()} before creates it then counts twice.) One instance per cache,
- * thread-safe; the lock is reentrant, so a stream that restores into the same cache from its
- * {@code read} does not deadlock.
+ * runs side by side. One instance per cache, thread-safe; the lock is reentrant, and no stream is
+ * read while it is held, so a stream that restores into the same cache from its {@code read} does
+ * not deadlock.
  */
 public final class RestoreBudget {
 
