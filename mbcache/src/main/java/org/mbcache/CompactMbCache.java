@@ -85,7 +85,12 @@ import org.mbcache.internal.Snapshots;
  * in bucket order, then the pool. Where an entry sits depends on its key's keyed hash, so the order
  * in which the hand meets entries is the table's, not their creation order: a new entry may be met
  * at once or after a whole sweep. Referenced entries get their second chance, and held ones are
- * never freed, as in MbCache. A snapshot ({@link #writeSnapshot}) lists the pairs in this order,
+ * never freed, as in MbCache. The hand walks slots, not entries, so a pass looks at about
+ * {@code 8 * buckets / size()} slots for each entry it meets: a create at the bound of a table of
+ * far more buckets than its bound pays for a walk over mostly empty slots, thousands of them where
+ * the bound is a thousandth of the slots. Size the table from {@code maxEntries} (6 entries a
+ * bucket) or keep {@code maxEntries} near 8 a bucket. A snapshot
+ * ({@link #writeSnapshot}) lists the pairs in this order,
  * from the hand; a restore into an empty cache of the same hash seed and bucket count puts each pair
  * where it was and so rebuilds that order, from the table's start.
  *
