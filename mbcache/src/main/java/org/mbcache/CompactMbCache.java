@@ -87,7 +87,7 @@ import org.mbcache.internal.Snapshots;
  * at once or after a whole sweep. Referenced entries get their second chance, and held ones are
  * never freed, as in MbCache. The hand walks slots, not entries, so a pass looks at about
  * {@code 8 * buckets / size()} slots for each entry it meets: a create at the bound of a table of
- * far more buckets than its bound pays for a walk over mostly empty slots, thousands of them where
+ * far more buckets than its bound pays for a walk over mostly empty slots, about a thousand where
  * the bound is a thousandth of the slots. Size the table from {@code maxEntries} (6 entries a
  * bucket) or keep {@code maxEntries} near 8 a bucket. A snapshot
  * ({@link #writeSnapshot}) lists the pairs in this order,
