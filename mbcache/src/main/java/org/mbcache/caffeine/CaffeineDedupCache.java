@@ -414,36 +414,64 @@ public final class CaffeineDedupCache implements DedupCache {
      * {@inheritDoc}
      *
      * <p>Scans the key's group (read without a lock) newest first. A hit on a pinned entry is one
-     * CAS; on an unpinned one, a compute that pins it. A miss takes no lock.
+     * CAS; on an unpinned one, a compute that pins it. A miss takes no lock. A walk that passed over
+     * an entry reads the group again, and starts again if it changed.
      */
     @Override
     public CacheEntry findFirst(int key) {
         lifecycle.ensureOpen();
-        PinnedEntry[] group = groups.current(key);
-        return countLookup(group == null ? null : firstReusable(group, 0));
+        Integer boxedKey = key;
+        return countLookup(firstReusable(boxedKey, groups.current(boxedKey), null));
     }
 
     /**
-     * The first reusable entry of {@code group} from index {@code from} on whose reference could be
-     * taken, referenced for the caller, or {@code null}. A candidate whose reference could not be
-     * taken left the map after the group was read: deleted or reclaimed, and then the next one is
-     * the newest, or dropped by a racing {@code close()}, and then the call says the cache is closed
-     * instead ({@link Lifecycle#ensureOpen}): the next candidate may be pinned, so its lock-free
-     * reference would still succeed, and the lookup would answer an older entry than it did before
-     * the close. (The close marks the cache closed before it drops a group, and the failed pin saw
-     * the group gone, so it sees the mark.)
+     * The first reusable entry of the key's {@code group} (read without a lock) after {@code after}
+     * (from the newest where {@code after} is null or no longer in it) whose reference could be
+     * taken, referenced for the caller, or {@code null}.
+     *
+     * <p>Where it passed over an entry (not reusable, or its reference refused: deleted or
+     * reclaimed since the read), the answer stands only if the key's group is still the one it
+     * read: groups are replaced, never changed in place, so the same array means no entry came or
+     * went meanwhile, and the answer was the first reusable one after {@code after} when the group
+     * was read again. Otherwise a create may have put a newer reusable entry in front while the one
+     * passed over left, so that the entry found was never the newest, or the miss never right:
+     * the reference goes back and the walk starts again on the current group. A walk that took the
+     * first entry it looked at needs no second read: that entry was first when the group was read.
+     *
+     * <p>A refused reference in a cache that is closed meanwhile makes the call say so
+     * ({@link Lifecycle#ensureOpen}): the close dropped the group, and an older candidate, pinned,
+     * could still be referenced without it, an answer the call would not have given before the
+     * close. (The close marks the cache closed before it drops a group, and the refused pin saw the
+     * group gone, so it sees the mark.)
      */
-    private PinnedEntry firstReusable(PinnedEntry[] group, int from) {
-        for (int i = from; i < group.length; i++) {
-            PinnedEntry candidate = group[i];
-            if (candidate.reusable()) {
-                if (groups.acquire(candidate)) {
-                    return candidate;
-                }
-                lifecycle.ensureOpen();
+    private PinnedEntry firstReusable(Integer boxedKey, PinnedEntry[] group, PinnedEntry after) {
+        for (;;) {
+            if (group == null) {
+                return null;
             }
+            PinnedEntry found = null;
+            boolean passedOver = false;
+            for (int i = after == null ? 0 : KeyGroups.indexOf(group, after) + 1; i < group.length; i++) {
+                PinnedEntry candidate = group[i];
+                if (!candidate.reusable()) {
+                    passedOver = true;
+                } else if (groups.acquire(candidate)) {
+                    found = candidate;
+                    break;
+                } else {
+                    lifecycle.ensureOpen();
+                    passedOver = true;
+                }
+            }
+            PinnedEntry[] now = passedOver ? groups.current(boxedKey) : group;
+            if (now == group) {
+                return found;
+            }
+            if (found != null) {
+                releaseReference(found);
+            }
+            group = now;
         }
-        return null;
     }
 
     /**
@@ -466,8 +494,9 @@ public final class CaffeineDedupCache implements DedupCache {
     /**
      * {@inheritDoc}
      *
-     * <p>Continues after {@code entry} in the key's group as read on entry to the call; if
-     * {@code entry} is no longer in it, restarts from the newest. Unlike the kernel, the reference to
+     * <p>Continues after {@code entry} in the key's group as read on entry to the call (read again
+     * where the walk passed over an entry and the group changed meanwhile); if {@code entry} is no
+     * longer in it, restarts from the newest. Unlike the kernel, the reference to
      * {@code entry} is released before the next one is taken (the group read fixes the position), so
      * a release that throws (the caller held no reference after all) leaves no reference taken, and
      * a lookup that throws finds {@code entry} released already.
@@ -480,9 +509,8 @@ public final class CaffeineDedupCache implements DedupCache {
             throw lifecycle.referenceNotHeld("findNext of an entry the caller does not hold: " + previous);
         }
         PinnedEntry[] group = groups.current(previous.boxedKey);
-        int from = group == null ? 0 : KeyGroups.indexOf(group, previous) + 1; // -1 + 1: from the newest
         releaseReference(previous);
-        return countLookup(group == null ? null : firstReusable(group, from));
+        return countLookup(firstReusable(previous.boxedKey, group, previous));
     }
 
     /** {@inheritDoc} */
