@@ -55,6 +55,11 @@ final class CompactHotSlots implements HotReferences.Host {
         hotCells.retire(cells);
     }
 
+    @Override
+    public boolean hotBudgetSpent() {
+        return hotCells.full();
+    }
+
     /** Slots with cells now (hot ones, and a switch in progress). */
     int hotSlots() {
         return hotCells.size();

@@ -107,6 +107,16 @@ final class HotCellTable {
         }
     }
 
+    /** Whether every place is taken now (acquire loads; a hint, as any read of a changing table). */
+    boolean full() {
+        for (int i = 0; i < HotReferences.MAX_HOT_ENTRIES; i++) {
+            if (PLACES.getAcquire(places, i) == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Owners with cells now (hot ones, and switches in progress). */
     int size() {
         int n = 0;

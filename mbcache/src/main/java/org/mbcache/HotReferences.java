@@ -155,6 +155,12 @@ final class HotReferences {
          */
         boolean publishHotCells(long at, long word, long[] cells);
 
+        /**
+         * Whether every place of the hot budget is taken now (a hint: a place may free or fill
+         * at once), so that a switch need not allocate cells it could not publish.
+         */
+        boolean hotBudgetSpent();
+
         /** Drops published cells and gives their place in the budget back (no-op if already dropped). */
         void retireHotCells(long at, long[] cells);
     }
@@ -213,7 +219,7 @@ final class HotReferences {
      * (at the mask) switches with no references added: its next callers go to the cells.
      */
     boolean switchToHot(Host host, long at, long seen, int references) {
-        if ((seen & hot) != 0 || host.hotCells(at, seen) != null) {
+        if ((seen & hot) != 0 || host.hotCells(at, seen) != null || host.hotBudgetSpent()) {
             return false;
         }
         long[] cells;

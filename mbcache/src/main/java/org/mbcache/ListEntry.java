@@ -155,6 +155,11 @@ final class ListEntry extends CachedPair implements HotReferences.Host {
         owner.hotCells().retire(cells);
     }
 
+    @Override
+    public boolean hotBudgetSpent() {
+        return owner.hotCells().full();
+    }
+
     /** Whether the entry is in hot mode (its references partly counted in per-stripe cells). */
     boolean isHot() {
         return (lvState() & HOT) != 0;

@@ -98,6 +98,11 @@ class HotReferencesTest {
             table.retire(cells);
         }
 
+        @Override
+        public boolean hotBudgetSpent() {
+            return table.full();
+        }
+
         /** The cells of the occupant of {@code at} now, without running hooks. */
         long[] cellsNow(long at) {
             return table.cells((int) at, null, lvWord(at) & IDENTITY, at);
@@ -159,6 +164,33 @@ class HotReferencesTest {
         assertNotNull(host.cellsNow(0));
         assertEquals(1, host.table.size());
         assertEquals(2, host.callers(0));
+    }
+
+    @Test
+    void aSwitchWithTheBudgetSpentAllocatesNothingAndChangesNothing() {
+        for (int at = 0; at < HotReferences.MAX_HOT_ENTRIES; at++) {
+            hot(at, 7, 2);
+        }
+        long cold = word(7, 2);
+        int at = HotReferences.MAX_HOT_ENTRIES;
+        host.set(at, cold);
+        int calls = 20_000;
+        for (int i = 0; i < calls; i++) { // warm up, so the measured loop runs compiled code
+            REFS.switchToHot(host, at, cold, 1);
+        }
+
+        long before = AllocatedBytes.byCurrentThread();
+        boolean switched = false;
+        for (int i = 0; i < calls; i++) {
+            switched |= REFS.switchToHot(host, at, cold, 1);
+        }
+        long bytes = AllocatedBytes.byCurrentThread() - before;
+
+        assertFalse(switched);
+        assertEquals(cold, host.lvWord(at));
+        // Under a byte a switch: cells are over a kilobyte each; what remains is the reflective
+        // counter call's own few hundred bytes.
+        assertTrue(bytes < calls, bytes + " bytes allocated by " + calls + " switches the budget refuses");
     }
 
     @Test
