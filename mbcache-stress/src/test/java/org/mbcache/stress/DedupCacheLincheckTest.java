@@ -46,7 +46,7 @@ public abstract class DedupCacheLincheckTest {
     }
 
     /** Scenarios per check: small, so each test stays well under 30 s on 2 cores. */
-    static final int ITERATIONS = 6;
+    static final int ITERATIONS = 4;
 
     /** The cache under test; Lincheck builds a fresh test instance for every scenario. */
     private final DedupCache cache = open();

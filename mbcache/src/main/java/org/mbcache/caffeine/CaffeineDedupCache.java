@@ -402,6 +402,11 @@ public final class CaffeineDedupCache implements DedupCache {
         }
     }
 
+    /** The walk a lookup falls back to ({@link KeyGroups#firstReusableUnderKeyLock}): for tests. */
+    PinnedEntry firstReusableUnderKeyLock(int key, CacheEntry after) {
+        return groups.firstReusableUnderKeyLock(key, after == null ? null : ownEntry(after));
+    }
+
     /**
      * Whether no group can have siblings, so that the synchronous pass skips its walk: for tests
      * (see SiblingTracker).
@@ -424,6 +429,9 @@ public final class CaffeineDedupCache implements DedupCache {
         return countLookup(firstReusable(boxedKey, groups.current(boxedKey), null));
     }
 
+    /** Lock-free walks of a lookup whose key's group changed under it before it walks under the key's lock. */
+    private static final int LOCK_FREE_WALKS = 3;
+
     /**
      * The first reusable entry of the key's {@code group} (read without a lock) after {@code after}
      * (from the newest where {@code after} is null or no longer in it) whose reference could be
@@ -435,8 +443,11 @@ public final class CaffeineDedupCache implements DedupCache {
      * went meanwhile, and the answer was the first reusable one after {@code after} when the group
      * was read again. Otherwise a create may have put a newer reusable entry in front while the one
      * passed over left, so that the entry found was never the newest, or the miss never right:
-     * the reference goes back and the walk starts again on the current group. A walk that took the
-     * first entry it looked at needs no second read: that entry was first when the group was read.
+     * the reference goes back and the walk starts again on the current group, and after
+     * {@value #LOCK_FREE_WALKS} such walks under the key's lock
+     * ({@link KeyGroups#firstReusableUnderKeyLock}), so that writers that keep changing the group
+     * cannot keep a lookup from ending. A walk that took the first entry it looked at needs no
+     * second read: that entry was first when the group was read.
      *
      * <p>A refused reference in a cache that is closed meanwhile makes the call say so
      * ({@link Lifecycle#ensureOpen}): the close dropped the group, and an older candidate, pinned,
@@ -445,9 +456,12 @@ public final class CaffeineDedupCache implements DedupCache {
      * group gone, so it sees the mark.)
      */
     private PinnedEntry firstReusable(Integer boxedKey, PinnedEntry[] group, PinnedEntry after) {
-        for (;;) {
+        for (int walks = 1; ; walks++) {
             if (group == null) {
                 return null;
+            }
+            if (walks > LOCK_FREE_WALKS) {
+                return groups.firstReusableUnderKeyLock(boxedKey, after);
             }
             PinnedEntry found = null;
             boolean passedOver = false;

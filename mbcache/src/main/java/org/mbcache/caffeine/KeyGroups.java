@@ -463,6 +463,42 @@ final class KeyGroups {
         }
     }
 
+    /**
+     * One compute on the key that takes a reference, for the caller, to its first reusable entry
+     * after {@code after} (from the newest where {@code after} is null or not in the group): the
+     * walk of a lookup that the lock-free one could not finish (its group kept changing), exact
+     * because no entry comes or goes while the key's lock is held.
+     *
+     * @return the entry, referenced and pinned, or {@code null}
+     */
+    PinnedEntry firstReusableUnderKeyLock(Integer boxedKey, PinnedEntry after) {
+        FirstReusable walk = new FirstReusable(after);
+        map.computeIfPresent(boxedKey, walk);
+        return walk.found;
+    }
+
+    /** The remapping function of {@link #firstReusableUnderKeyLock}: the group is returned as it was, re-weighed. */
+    private static final class FirstReusable implements BiFunction<Integer, PinnedEntry[], PinnedEntry[]> {
+        private final PinnedEntry after;
+        PinnedEntry found;
+
+        FirstReusable(PinnedEntry after) {
+            this.after = after;
+        }
+
+        @Override
+        public PinnedEntry[] apply(Integer key, PinnedEntry[] group) {
+            for (int i = after == null ? 0 : indexOf(group, after) + 1; i < group.length; i++) {
+                PinnedEntry candidate = group[i];
+                if (candidate.reusable() && candidate.acquireAndPinUnderKeyLock()) {
+                    found = candidate;
+                    break;
+                }
+            }
+            return group;
+        }
+    }
+
     /** Frees up to {@code wanted} of the key's oldest unheld entries if one of its entries is held. */
     int freeUnheldSiblings(Integer boxedKey, long wanted) {
         TrimSiblings trim = new TrimSiblings((int) Math.min(wanted, Integer.MAX_VALUE));

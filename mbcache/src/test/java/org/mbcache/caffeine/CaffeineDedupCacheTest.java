@@ -34,6 +34,31 @@ import org.mbcache.contract.WaitQueueFaults;
 class CaffeineDedupCacheTest {
 
     @Test
+    void theLookupsWalkUnderTheKeysLockTakesTheFirstReusableEntryAfterTheOneGiven() {
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build()) {
+            cache.create(7, 1, true);
+            cache.create(7, 2, true);
+            cache.create(7, 3, false); // the newest, not reusable
+
+            CacheEntry first = cache.firstReusableUnderKeyLock(7, null);
+            assertEquals(2, first.value());
+            CacheEntry next = cache.firstReusableUnderKeyLock(7, first);
+            assertEquals(1, next.value());
+            assertNull(cache.firstReusableUnderKeyLock(7, next));
+            assertNull(cache.firstReusableUnderKeyLock(8, null));
+
+            // Each came with a reference for the caller: held, so deleteOrGet hands it back.
+            for (CacheEntry held : new CacheEntry[] {first, next}) {
+                CacheEntry again = cache.deleteOrGet(7, held.value());
+                assertNotNull(again, "value " + held.value() + " was not held");
+                cache.release(again);
+                cache.release(held);
+                assertNull(cache.deleteOrGet(7, held.value()));
+            }
+        }
+    }
+
+    @Test
     void builderRejectsMaxEntriesOfZeroOrLess() {
         assertThrows(IllegalArgumentException.class, () -> CaffeineDedupCache.builder().maxEntries(0));
         assertThrows(IllegalArgumentException.class, () -> CaffeineDedupCache.create(-5));
