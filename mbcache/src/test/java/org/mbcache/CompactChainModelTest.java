@@ -46,7 +46,7 @@ class CompactChainModelTest {
             Map<Long, Boolean> pairs = new HashMap<>();
             List<String> dups = new ArrayList<>();
             Set<String> full = new HashSet<>();
-            Snapshots.read(new ByteArrayInputStream(out.toByteArray()), Long.MAX_VALUE, (k, v, r) -> {
+            Snapshots.readChecked(new ByteArrayInputStream(out.toByteArray()), Long.MAX_VALUE).createNewest(Long.MAX_VALUE, (k, v, r) -> {
                 pairs.put(pair(k, v), r);
                 if (!full.add(k + "/" + v)) {
                     dups.add(k + "/" + v);

@@ -675,7 +675,7 @@ class CompactMbCacheTest {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         cache.writeSnapshot(out);
         List<Integer> keys = new ArrayList<>();
-        Snapshots.read(new ByteArrayInputStream(out.toByteArray()), Long.MAX_VALUE, (key, value, reusable) -> keys.add(key));
+        Snapshots.readChecked(new ByteArrayInputStream(out.toByteArray()), Long.MAX_VALUE).createNewest(Long.MAX_VALUE, (key, value, reusable) -> keys.add(key));
         return keys;
     }
 

@@ -58,7 +58,7 @@ class ListSnapshotWalkTest {
     /** The keys of a snapshot, in the order written. */
     private static List<Integer> keysOf(byte[] snapshot) throws IOException {
         List<Integer> keys = new ArrayList<>();
-        Snapshots.read(new ByteArrayInputStream(snapshot), Long.MAX_VALUE, (key, value, reusable) -> keys.add(key));
+        Snapshots.readChecked(new ByteArrayInputStream(snapshot), Long.MAX_VALUE).createNewest(Long.MAX_VALUE, (key, value, reusable) -> keys.add(key));
         return keys;
     }
 

@@ -38,7 +38,7 @@ public final class RestoreBudget {
      * @param size the cache's exact {@code size()}
      * @param sink the backend's restore create
      * @return the pairs created
-     * @throws IOException as {@link Snapshots#read}
+     * @throws IOException as {@link Snapshots#readChecked}
      */
     public long read(InputStream in, long maxEntries, LongSupplier size, Snapshots.PairSink sink) throws IOException {
         long readBudget = room(maxEntries, size);

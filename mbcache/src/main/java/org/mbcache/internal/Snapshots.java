@@ -184,9 +184,9 @@ public final class Snapshots {
     }
 
     /**
-     * Reads a whole snapshot, checks it, and creates its newest {@code budget} pairs, oldest of
-     * those first. Creates nothing unless every check passed, the end of the stream included.
-     * Does not close {@code in}.
+     * Reads a whole snapshot and checks it, and answers its newest {@code budget} records, to be
+     * created, oldest of those first, with {@link CheckedRecords#createNewest}: nothing is created
+     * unless every check passed, the end of the stream included. Does not close {@code in}.
      *
      * <p>Memory: one landing buffer of a block's maximum, which is the only array handed to
      * {@code in}; each block is copied out of it before it is checked, so bytes the stream changes
@@ -195,22 +195,6 @@ public final class Snapshots {
      * {@code budget} of them (whole chunks dropped from the oldest end): at most
      * {@code 13 * min(budget, pairs)} bytes plus three chunks and the landing buffer (212,996 bytes),
      * whatever the sizes of the blocks.
-     *
-     * @param in the snapshot
-     * @param budget the most pairs to keep (the newest); zero or less keeps none but still checks
-     * @param sink where the kept pairs are created
-     * @return the number of pairs {@code sink} reported created
-     * @throws SnapshotFormatException if the bytes are not a valid snapshot of a known version
-     * @throws IOException if {@code in} throws
-     */
-    public static long read(InputStream in, long budget, PairSink sink) throws IOException {
-        return readChecked(in, budget).createNewest(budget, sink);
-    }
-
-    /**
-     * The first half of {@link #read}: reads the whole snapshot and checks it, and answers its
-     * newest {@code budget} records, to be created with {@link CheckedRecords#createNewest}.
-     * Memory, and the exceptions, as {@link #read}'s.
      *
      * @param in the snapshot
      * @param budget the most pairs to keep (the newest); zero or less keeps none but still checks
