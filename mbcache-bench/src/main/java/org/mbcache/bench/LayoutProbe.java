@@ -39,6 +39,14 @@ import java.util.SplittableRandom;
  *   <li>{@code line + fingerprint word}: the line searched through a second word of 8-bit
  *       fingerprints of its seven keys, all compared at once, then the CAS (a layout not built: what
  *       a search in a few instructions would save, for one more line and 8 bytes a bucket).</li>
+ *   <li>{@code one-line + counted lookup}: {@code one-line}, then the lookup counted as the caches
+ *       count their hits and misses: the calling thread's stripe from its id
+ *       ({@code Thread.currentThread().getId()}, Fibonacci-hashed), and an atomic add to that
+ *       stripe's cell ({@code StripedStatistics.add});</li>
+ *   <li>{@code one-line + add, one cell}: {@code one-line}, then the same atomic add to one fixed
+ *       cell: the add without the thread's stripe;</li>
+ *   <li>{@code one-line + thread id}: {@code one-line}, then only the thread's stripe, computed and
+ *       summed: the stripe without the add.</li>
  * </ul>
  * The line patterns separate the instructions of a hit from its lines: a counted hit's CAS waits for
  * its own loads, but the processor runs the next hits' loads ahead of it as far as its reorder
@@ -108,13 +116,17 @@ final class LayoutProbe {
         Lines lineArrays = new Lines(lines, lineWordOf, fingerprints);
         String[] names = {"one-line", "head+record, CAS in record", "head+record -> slot",
             "record -> slot, same page", "head+block, 5 lines", "two plain loads", "line, 7 keys compared",
-            "line, its word known", "one-line + 7 compares", "line + fingerprint word"};
+            "line, its word known", "one-line + 7 compares", "line + fingerprint word",
+            "one-line + counted lookup", "one-line + add, one cell", "one-line + thread id"};
         double[][] times = new double[names.length][ROUNDS];
         for (int round = 0; round < ROUNDS; round++) {
             for (int p = 0; p < names.length; p++) {
                 long t0 = System.nanoTime();
+                int linePattern = p - PATTERNS.length;
                 sink += p < PATTERNS.length ? PATTERNS[p].run(heads, records, slots, blocks, bucketOf, slotOf)
-                        : LINE_PATTERNS[p - PATTERNS.length].run(lineArrays, slots, slotOf);
+                        : linePattern < LINE_PATTERNS.length ? LINE_PATTERNS[linePattern].run(lineArrays, slots, slotOf)
+                        : COUNT_PATTERNS[linePattern - LINE_PATTERNS.length].run(heads, records, slots, blocks,
+                                bucketOf, slotOf);
                 times[p][round] = (System.nanoTime() - t0) / (double) OPS;
             }
         }
@@ -143,6 +155,11 @@ final class LayoutProbe {
     private static final Pattern[] PATTERNS = {
         LayoutProbe::oneLine, LayoutProbe::headAndRecord, LayoutProbe::recordThenSlot,
         LayoutProbe::slotInRecordPage, LayoutProbe::wholeBlock, LayoutProbe::twoPlainLoads,
+    };
+
+    /** The count patterns, after the line patterns in {@code names}. */
+    private static final Pattern[] COUNT_PATTERNS = {
+        LayoutProbe::oneLineCounted, LayoutProbe::oneLineAddOneCell, LayoutProbe::oneLineThreadId,
     };
 
     /** The line patterns' arrays: the lines, and for each operation the index of the word holding its key. */
@@ -308,6 +325,49 @@ final class LayoutProbe {
         long sum = 0;
         for (int i = 0; i < OPS; i++) {
             sum += slots[2 * slotOf[i]] + records[bucketOf[i] * 8];
+        }
+        return sum;
+    }
+
+    /** Stripes of the count patterns: as {@code StripedStatistics} has on a machine of two processors. */
+    private static final int COUNT_STRIPES = 16;
+    /** Longs between two stripes' cells (128 bytes), as in {@code StripedStatistics}. */
+    private static final int COUNT_STRIDE = 16;
+    private static final long[] COUNT_CELLS = new long[(COUNT_STRIPES + 1) * COUNT_STRIDE];
+
+    /** The calling thread's stripe, as {@code StripedStatistics.stripeOfCurrentThread} computes it. */
+    @SuppressWarnings("deprecation") // Thread.getId: threadId() arrived in Java 19, this targets 17
+    private static int stripeOfCurrentThread() {
+        return ((int) Thread.currentThread().getId() * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(COUNT_STRIPES));
+    }
+
+    private static long oneLineCounted(long[] heads, long[] records, long[] slots, long[] blocks, int[] bucketOf,
+                                       int[] slotOf) {
+        long sum = 0;
+        for (int i = 0; i < OPS; i++) {
+            long word = countedHit(slots, 2 * slotOf[i] + 1);
+            LONGS.getAndAdd(COUNT_CELLS, (stripeOfCurrentThread() + 1) * COUNT_STRIDE + (word == 0 ? 1 : 0), 1L);
+            sum += word;
+        }
+        return sum;
+    }
+
+    private static long oneLineAddOneCell(long[] heads, long[] records, long[] slots, long[] blocks, int[] bucketOf,
+                                          int[] slotOf) {
+        long sum = 0;
+        for (int i = 0; i < OPS; i++) {
+            long word = countedHit(slots, 2 * slotOf[i] + 1);
+            LONGS.getAndAdd(COUNT_CELLS, COUNT_STRIDE + (word == 0 ? 1 : 0), 1L);
+            sum += word;
+        }
+        return sum;
+    }
+
+    private static long oneLineThreadId(long[] heads, long[] records, long[] slots, long[] blocks, int[] bucketOf,
+                                        int[] slotOf) {
+        long sum = 0;
+        for (int i = 0; i < OPS; i++) {
+            sum += countedHit(slots, 2 * slotOf[i] + 1) + stripeOfCurrentThread();
         }
         return sum;
     }
