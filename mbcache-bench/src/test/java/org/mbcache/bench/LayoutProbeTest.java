@@ -27,7 +27,8 @@ class LayoutProbeTest {
         List<String> rows = bytes.toString(StandardCharsets.UTF_8).lines()
                 .filter(line -> line.startsWith("| ") && !line.startsWith("| pattern") && !line.startsWith("| ---"))
                 .collect(Collectors.toList());
-        assertEquals(10, rows.size(), String.join("\n", rows));
+        assertEquals(13, rows.size(), String.join("\n", rows));
+        assertTrue(rows.get(10).startsWith("| one-line + counted lookup |"), rows.get(10));
         assertTrue(rows.get(0).startsWith("| one-line |") && rows.get(0).endsWith("| 1.00 |"), rows.get(0));
         for (String row : rows) {
             String[] cells = row.split("\\|");
