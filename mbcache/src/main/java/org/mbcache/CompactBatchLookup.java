@@ -16,11 +16,14 @@ import org.mbcache.internal.Lifecycle;
  * referenced for the caller, or {@link CompactMbCache#NO_ENTRY}; the call returns how many were
  * found. By pair, {@code handles[i]} is what {@code getHandle(keys[i], values[i])} returns: the
  * handle of the entry with exactly that pair, reusable or not, or {@code NO_ENTRY}. Each key is one
- * lookup of its own, by {@code findFirstHandle} (or {@code getHandle}) itself (so whatever that
- * method puts into the handles it hands out, these get too), counted in the statistics as one hit
- * or miss; a key twice in a batch is looked up twice, and a hit gives the caller two references,
- * two handles to release. The lookups are not one atomic step: each sees the cache as it is when
- * that key is walked. {@code handles} past {@code keys.length} is not written, nor is any array
+ * lookup of its own, the walk of {@code findFirstHandle} (or {@code getHandle}), tagged as those
+ * methods tag their handles, and counted in the statistics as one hit or miss; a key twice in a
+ * batch is looked up twice, and a hit gives the caller two references, two handles to release. The
+ * lookups are not one atomic step: each sees the cache as it is when that key is walked. What a
+ * single lookup does once per key, the batch does once per call: the check that the cache is open
+ * (before the first key; and after the last if any key missed, as a single lookup checks its miss,
+ * since a {@code close()} that ran meanwhile emptied the cache), and the count (every lookup made,
+ * when the call returns or throws). {@code handles} past {@code keys.length} is not written, nor is any array
  * past it read. The arguments are checked before any reference is taken:
  * {@link NullPointerException} for a null array, {@link IllegalArgumentException} if
  * {@code values} or {@code handles} is shorter than {@code keys}, then
@@ -68,7 +71,7 @@ final class CompactBatchLookup {
 
     /**
      * The batch by key (see the class comment): the arguments checked, then each group of
-     * {@link #GROUP} keys touched and walked by {@code cache.findFirstHandle}.
+     * {@link #GROUP} keys touched and walked as by {@code cache.findFirstHandle}.
      *
      * @return how many keys were found
      */
@@ -78,7 +81,7 @@ final class CompactBatchLookup {
     }
 
     /**
-     * The batch by pair: as {@link #findFirstHandles}, each pair walked by
+     * The batch by pair: as {@link #findFirstHandles}, each pair walked as by
      * {@code cache.getHandle(keys[i], values[i])}.
      *
      * @return how many pairs were found
@@ -114,16 +117,21 @@ final class CompactBatchLookup {
                     table.consume(touch(table, keys, done, end, values != null));
                 }
                 for (; done < end; done++) {
-                    long handle = values == null ? cache.findFirstHandle(keys[done])
-                            : cache.getHandle(keys[done], values[done]);
+                    long handle = values == null ? cache.lookUpForBatch(keys[done], 0, false)
+                            : cache.lookUpForBatch(keys[done], values[done], true);
                     handles[done] = handle;
                     found += handle != NO_ENTRY ? 1 : 0;
                 }
+            }
+            if (found < keys.length) {
+                lifecycle.missUnlessClosed();
             }
         } catch (Throwable failure) {
             giveBack(cache, lifecycle, handles, done, failure);
             Arrays.fill(handles, 0, keys.length, NO_ENTRY);
             throw failure;
+        } finally {
+            cache.countBatch(found, done - found);
         }
         return found;
     }

@@ -543,6 +543,24 @@ public final class CompactMbCache extends KernelPortCache {
     }
 
     /**
+     * One lookup of a batch ({@link CompactBatchLookup}): the handle {@link #findFirstHandle} (by key)
+     * or {@link #getHandle} (by pair) finds, tagged, or {@link #NO_ENTRY}; neither counted nor checked
+     * against a racing close, which the batch does once for all its keys ({@link #countBatch},
+     * {@link Lifecycle#missUnlessClosed}).
+     */
+    long lookUpForBatch(int key, long value, boolean byPair) {
+        long found = byPair ? CompactWalk.find(table, key, value, true, 0, true)
+                : CompactWalk.find(table, key, 0, false, 0, false);
+        return found != NO_ENTRY ? found | table.handleTag : NO_ENTRY;
+    }
+
+    /** Counts a batch's lookups: {@code hits} hits and {@code misses} misses. Never throws. */
+    void countBatch(int hits, int misses) {
+        statistics.add(ReclaimBooks.LOOKUP_HITS, hits);
+        statistics.add(ReclaimBooks.LOOKUP_MISSES, misses);
+    }
+
+    /**
      * Counts a lookup as a hit or a miss; returns it. A miss is first checked against a racing
      * close ({@link #missUnlessClosed}), and then the only way this throws.
      */

@@ -30,11 +30,15 @@ import org.mbcache.internal.StripedStatistics;
  * evicted and does not count against the bound. Unlike the kernel's list, TinyLFU's admission may
  * evict the pair a create has just inserted, in the maintenance that create sets off: at the bound,
  * a {@link #get} right after a successful {@link #create} can miss. That costs a later duplicate its
- * match, nothing else. Caffeine evicts a key's unheld values as one group, and applies a group's
- * pins and unpins (weight changes) in the order its write buffer replays them, which need not be
- * the order they happened in: an eviction that runs while the cache is above its bound can take
- * one group more than it needed, leaving up to {@linkplain Builder#chainCap(int) chainCap} fewer
- * unheld pairs than {@code maxEntries}. Only unheld pairs go early; a held one never does. Seen from one thread, {@link #size()} never exceeds
+ * match, nothing else. Caffeine evicts a key's unheld values as one group, weighed by their number,
+ * so an eviction can take more pairs than it needed: up to the whole group, which is at most
+ * {@linkplain Builder#chainCap(int) chainCap} values, or more where values were held at the key's
+ * last create (the cap counts unheld values only, below). A key whose values were all held as
+ * they were created, more than {@code maxEntries} of them, loses them all at the first eviction
+ * after they are released. Caffeine also applies a group's pins and unpins (weight changes) in the
+ * order its write buffer replays them, which need not be the order they happened in, so an eviction
+ * that runs above the bound can take one group too many. Only unheld pairs go early; a held one
+ * never does. Seen from one thread, {@link #size()} never exceeds
  * {@code 2 * maxEntries} (saturated at {@link Long#MAX_VALUE}) plus the entries that are held and
  * the creates in flight on other threads: a create that finds the cache that large reclaims on its
  * own thread. One key keeps at most {@linkplain Builder#chainCap(int) chainCap} values that nobody
