@@ -23,8 +23,8 @@ import org.mbcache.internal.Lifecycle;
  * single lookup does once per key, the batch does once per call: the check that the cache is open
  * (before the first key; and after the last if any key missed, as a single lookup checks its miss,
  * since a {@code close()} that ran meanwhile emptied the cache), and the count (every lookup made,
- * when the call returns or throws). {@code handles} past {@code keys.length} is not written, nor is any array
- * past it read. The arguments are checked before any reference is taken:
+ * when the call returns or throws). {@code handles} past {@code keys.length} is not written, nor is
+ * any array past it read. The arguments are checked before any reference is taken:
  * {@link NullPointerException} for a null array, {@link IllegalArgumentException} if
  * {@code values} or {@code handles} is shorter than {@code keys}, then
  * {@link IllegalStateException} if the cache is closed. A lookup that throws part-way (a
