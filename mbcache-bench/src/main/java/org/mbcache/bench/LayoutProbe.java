@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import org.mbcache.internal.StripedStatistics;
 
 /**
  * {@code java -Xms2g -Xmx2g -XX:+AlwaysPreTouch -jar mbcache-bench.jar layout [N]}: what a counted
@@ -39,14 +40,13 @@ import java.util.SplittableRandom;
  *   <li>{@code line + fingerprint word}: the line searched through a second word of 8-bit
  *       fingerprints of its seven keys, all compared at once, then the CAS (a layout not built: what
  *       a search in a few instructions would save, for one more line and 8 bytes a bucket).</li>
- *   <li>{@code one-line + counted lookup}: {@code one-line}, then the lookup counted as the caches
- *       count their hits and misses: the calling thread's stripe from its id
- *       ({@code Thread.currentThread().getId()}, Fibonacci-hashed), and an atomic add to that
- *       stripe's cell ({@code StripedStatistics.add});</li>
+ *   <li>{@code one-line + counted lookup}: {@code one-line}, then the lookup counted by the caches'
+ *       own counters ({@link StripedStatistics#add}: the calling thread's stripe from its id, and an
+ *       atomic add to that stripe's cell);</li>
  *   <li>{@code one-line + add, one cell}: {@code one-line}, then the same atomic add to one fixed
  *       cell: the add without the thread's stripe;</li>
- *   <li>{@code one-line + thread id}: {@code one-line}, then only the thread's stripe, computed and
- *       summed: the stripe without the add.</li>
+ *   <li>{@code one-line + thread id}: {@code one-line}, then only the thread's stripe
+ *       ({@link StripedStatistics#stripeOfCurrentThread}), summed: the stripe without the add.</li>
  * </ul>
  * The line patterns separate the instructions of a hit from its lines: a counted hit's CAS waits for
  * its own loads, but the processor runs the next hits' loads ahead of it as far as its reorder
@@ -329,24 +329,17 @@ final class LayoutProbe {
         return sum;
     }
 
-    /** Stripes of the count patterns: as {@code StripedStatistics} has on a machine of two processors. */
-    private static final int COUNT_STRIPES = 16;
-    /** Longs between two stripes' cells (128 bytes), as in {@code StripedStatistics}. */
-    private static final int COUNT_STRIDE = 16;
-    private static final long[] COUNT_CELLS = new long[(COUNT_STRIPES + 1) * COUNT_STRIDE];
-
-    /** The calling thread's stripe, as {@code StripedStatistics.stripeOfCurrentThread} computes it. */
-    @SuppressWarnings("deprecation") // Thread.getId: threadId() arrived in Java 19, this targets 17
-    private static int stripeOfCurrentThread() {
-        return ((int) Thread.currentThread().getId() * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(COUNT_STRIPES));
-    }
+    /** The count patterns' statistics: the caches' own counters, two of them (a hit and a miss). */
+    private static final StripedStatistics COUNTS = new StripedStatistics(2);
+    /** One cell, 128 bytes from the array's header, for the add without the thread's stripe. */
+    private static final long[] ONE_CELL = new long[32];
 
     private static long oneLineCounted(long[] heads, long[] records, long[] slots, long[] blocks, int[] bucketOf,
                                        int[] slotOf) {
         long sum = 0;
         for (int i = 0; i < OPS; i++) {
             long word = countedHit(slots, 2 * slotOf[i] + 1);
-            LONGS.getAndAdd(COUNT_CELLS, (stripeOfCurrentThread() + 1) * COUNT_STRIDE + (word == 0 ? 1 : 0), 1L);
+            COUNTS.add(word == 0 ? 1 : 0, 1);
             sum += word;
         }
         return sum;
@@ -357,7 +350,7 @@ final class LayoutProbe {
         long sum = 0;
         for (int i = 0; i < OPS; i++) {
             long word = countedHit(slots, 2 * slotOf[i] + 1);
-            LONGS.getAndAdd(COUNT_CELLS, COUNT_STRIDE + (word == 0 ? 1 : 0), 1L);
+            LONGS.getAndAdd(ONE_CELL, 16 + (word == 0 ? 1 : 0), 1L);
             sum += word;
         }
         return sum;
@@ -365,9 +358,10 @@ final class LayoutProbe {
 
     private static long oneLineThreadId(long[] heads, long[] records, long[] slots, long[] blocks, int[] bucketOf,
                                         int[] slotOf) {
+        int mask = COUNTS.stripes() - 1;
         long sum = 0;
         for (int i = 0; i < OPS; i++) {
-            sum += countedHit(slots, 2 * slotOf[i] + 1) + stripeOfCurrentThread();
+            sum += countedHit(slots, 2 * slotOf[i] + 1) + StripedStatistics.stripeOfCurrentThread(mask);
         }
         return sum;
     }
