@@ -37,16 +37,21 @@ import org.mbcache.internal.Lifecycle;
  * miss, and the locked instructions of the reference count wait for the loads before them, so one
  * lookup's miss cannot overlap the next one's as a plain map's {@code get}s do. Here the keys go in
  * groups of {@value #GROUP}, and each group's misses are started before any of its keys is walked,
- * in two rounds of independent plain loads, issued back to back so that the processor has them all
- * in flight at once: every key's bucket's key filter, line and chain record
- * ({@link CompactTable#touchLine}; by pair, the line's values too), then, those arrived, the meta
- * words of the pool entries of each chain whose line says the key may be among them
- * ({@link CompactWalk#touchPoolEntries}). (A look-ahead that slid over the batch, touching a key
+ * in rounds of independent plain loads, each issued back to back so that the processor has them all
+ * in flight at once: every key's bucket's line ({@link CompactTable#touchLineWords}; by pair, the
+ * line's values too), then, those arrived, for each chain whose line says it has pool entries the
+ * key may be among, one dependent level a round: the chain record's directory entry, the record,
+ * and the meta words of its pool entries ({@link CompactWalk#touchPoolEntries}). A round loads one
+ * level only, so that no key's next miss waits in line behind a branch on another key's loaded
+ * word: within a round the keys' misses overlap, where a key's whole chain of misses in one loop
+ * would leave the next key's for later. (A look-ahead that slid over the batch, touching a key
  * some keys before its walk, would gain nothing: a locked instruction waits for every load before
  * it, so each walk's reference CAS would wait for the touch issued just before it.) The sums go to
  * {@link CompactTable#consume}, so that the compiler keeps the loads. Then each key is walked as by
  * {@code findFirstHandle} (the optimistic walk of {@link CompactWalk#find}, validated as always:
- * the touched values mean nothing and are not used), finding what it reads in the cache. A group is
+ * the touched values mean nothing and are not used), finding what it reads in the cache, but
+ * without asking the key filter first ({@link CompactWalk#findInLoadedLine}): the filter, in an
+ * array of its own, would cost each key another miss (and TLB miss) to save a line already loaded. A group is
  * small enough that its lines are still in the L1 cache when it is walked. A table of fewer than
  * {@link #LOOK_AHEAD_MIN_BUCKETS} buckets is walked without the rounds: its lines stay in the
  * processor caches, and the rounds would only add their own work to each lookup.
@@ -114,11 +119,11 @@ final class CompactBatchLookup {
             while (done < keys.length) {
                 int end = Math.min(keys.length, done + GROUP);
                 if (lookAhead) {
-                    table.consume(touch(table, keys, done, end, values != null));
+                    table.consume(touch(table, keys, done, end, values != null, handles));
                 }
                 for (; done < end; done++) {
-                    long handle = values == null ? cache.lookUpForBatch(keys[done], 0, false)
-                            : cache.lookUpForBatch(keys[done], values[done], true);
+                    long handle = values == null ? cache.lookUpForBatch(keys[done], 0, false, lookAhead)
+                            : cache.lookUpForBatch(keys[done], values[done], true, lookAhead);
                     handles[done] = handle;
                     found += handle != NO_ENTRY ? 1 : 0;
                 }
@@ -137,41 +142,34 @@ final class CompactBatchLookup {
     }
 
     /**
-     * The sum of the two rounds of look-ahead over the keys of {@code keys[from, to)} (see the class
-     * comment): their buckets' lines, then their chains' pool entries. A key's line holds the meta
-     * words its walk compares and CASes, so the first round is all the misses a hit in a home slot
-     * has; the second, the rest of a hit in a pool slot's.
+     * The sum of the rounds of look-ahead over the keys of {@code keys[from, to)} (see the class
+     * comment): their buckets' lines, then, for the chains whose line says they have pool entries the
+     * key may be among, the chain records' directory entries, the records, and the pool entries'
+     * meta words, one dependent level a round. A key's line holds the meta words its walk compares
+     * and CASes, so the first round is all the misses a hit in a home slot has; the others, the rest
+     * of a hit in a pool slot's. The first round loads the line alone, not the key filter, which is
+     * in an array of its own (another page, so a TLB miss as well as a cache miss at the table sizes
+     * where the look-ahead runs): the walks that follow skip it
+     * ({@link CompactWalk#findInLoadedLine}). The directory entries wait in
+     * {@code handles[from, to)}, which the walks then overwrite.
      */
-    private static long touch(CompactTable table, int[] keys, int from, int to, boolean byPair) {
+    private static long touch(CompactTable table, int[] keys, int from, int to, boolean byPair, long[] handles) {
         long sum = 0;
         for (int i = from; i < to; i++) {
-            sum += touchBucket(table, keys[i], byPair);
+            int bucket = table.bucketOf(keys[i]);
+            sum += table.touchLineWords(bucket) + (byPair ? table.touchHomeValues(bucket) : 0);
         }
         for (int i = from; i < to; i++) {
-            sum += touchPoolEntries(table, keys[i]);
+            long keyed = table.keyedHash(keys[i]);
+            handles[i] = CompactWalk.poolRecordEntry(table, table.bucketOfHash(keyed), table.filterMixOfHash(keyed));
+        }
+        for (int i = from; i < to; i++) {
+            sum += CompactWalk.touchRecord(table, (int) handles[i]);
+        }
+        for (int i = from; i < to; i++) {
+            sum += CompactWalk.touchPoolEntries(table, (int) handles[i]);
         }
         return sum;
-    }
-
-    /**
-     * {@link CompactTable#touchLine} of {@code key}'s bucket, and by pair its
-     * {@link CompactTable#touchHomeValues} too: a pair's walk compares the values of the line's
-     * entries of the key.
-     */
-    private static long touchBucket(CompactTable table, int key, boolean byPair) {
-        int bucket = table.bucketOf(key);
-        return table.touchLine(bucket) + (byPair ? table.touchHomeValues(bucket) : 0);
-    }
-
-    /**
-     * {@link CompactWalk#touchPoolEntries} for {@code key}'s bucket and filter mix, unless the
-     * bucket's key filter (loaded in the first round) answers the key as a miss, as its walk will.
-     */
-    private static long touchPoolEntries(CompactTable table, int key) {
-        long keyed = table.keyedHash(key);
-        int bucket = table.bucketOfHash(keyed);
-        int mix = table.filterMixOfHash(keyed);
-        return table.keyFilterMayHold(bucket, mix) ? CompactWalk.touchPoolEntries(table, bucket, mix) : 0;
     }
 
     /**

@@ -90,9 +90,10 @@ import org.mbcache.internal.Snapshots;
  * far more buckets than its bound pays for a walk over mostly empty slots, about a thousand where
  * the bound is a thousandth of the slots. Size the table from {@code maxEntries} (6 entries a
  * bucket) or keep {@code maxEntries} near 8 a bucket. A snapshot
- * ({@link #writeSnapshot}) lists the pairs in this order,
- * from the hand; a restore into an empty cache of the same hash seed and bucket count puts each pair
- * where it was and so rebuilds that order, from the table's start.
+ * ({@link #writeSnapshot}) lists the pairs in this order, from the hand, and a restore creates them
+ * in the order it reads them, each where a create puts it; so a restored cache's order is the
+ * table's again, not the snapshot's, and a key's values can come back in another order than they
+ * were created in (see {@link #writeSnapshot}).
  *
  * <p><b>Hot entries.</b> As in MbCache, a slot whose meta word's CAS keeps failing (many threads
  * hitting one pair) switches to hot mode: callers' references then go to per-stripe cells of its
@@ -546,11 +547,17 @@ public final class CompactMbCache extends KernelPortCache {
      * One lookup of a batch ({@link CompactBatchLookup}): the handle {@link #findFirstHandle} (by key)
      * or {@link #getHandle} (by pair) finds, tagged, or {@link #NO_ENTRY}; neither counted nor checked
      * against a racing close, which the batch does once for all its keys ({@link #countBatch},
-     * {@link Lifecycle#missUnlessClosed}).
+     * {@link Lifecycle#missUnlessClosed}). With {@code lineLoaded} (the batch loaded the key's
+     * bucket's line just before) the walk skips the key filter ({@link CompactWalk#findInLoadedLine}).
      */
-    long lookUpForBatch(int key, long value, boolean byPair) {
-        long found = byPair ? CompactWalk.find(table, key, value, true, 0, true)
-                : CompactWalk.find(table, key, 0, false, 0, false);
+    long lookUpForBatch(int key, long value, boolean byPair, boolean lineLoaded) {
+        long found;
+        if (lineLoaded) {
+            found = CompactWalk.findInLoadedLine(table, key, value, byPair);
+        } else {
+            found = byPair ? CompactWalk.find(table, key, value, true, 0, true)
+                    : CompactWalk.find(table, key, 0, false, 0, false);
+        }
         return found != NO_ENTRY ? found | table.handleTag : NO_ENTRY;
     }
 
@@ -916,8 +923,16 @@ public final class CompactMbCache extends KernelPortCache {
      * <p>The order is the clock's, the one reclaim passes sweep: from the hand to the end of the
      * table, then from the first slot up to the hand, so the slot the hand looks at next comes first
      * (oldest first in this backend's reclaim order; see "Reclaim order" in the class comment). A
-     * restore into an empty cache hands out slots from the start of the table in the snapshot's
-     * order and its hand starts there, so it rebuilds that order. The walk
+     * restore creates the pairs in the snapshot's order, and each goes where a create puts it: a free
+     * home slot of its bucket's line while there is one, else a pool slot. A restore into an empty
+     * cache of the same hash seed and bucket count therefore rebuilds the snapshot's order only where
+     * the pairs land in the slots they came from: where every chain fits in its line, with its
+     * values in their lines' slots in creation order. Elsewhere the restored order is the table's,
+     * and a key's values can come back in another order: the snapshot lists a pool slot's pair
+     * where the hand meets it, which can be before older values of its key in the line, and a home
+     * slot freed and taken again holds a newer value than the slots after it. The restored cache's
+     * {@link #findFirst} then answers an older value of such a key first, and its chain cap trims
+     * the values the restore created first. The walk
      * takes no lock but the reclaim lock, once, to read the hands and the table's end
      * (so it waits for at most one pass in progress), and no reference; a pair's flags are written
      * with it (reusable; referenced as record flag 2, not restored). A pair does not move while

@@ -620,22 +620,29 @@ final class CompactTable {
     }
 
     /**
-     * Loads, and only loads, what a lookup or a critical section on bucket {@code b} reads first:
-     * its key filter, its line (its first and last long: the line spans one or two cache lines) and,
-     * if the bucket has a chain record, the record's first int. Loaded before a lock CAS, or for a
-     * batch of keys before any is walked, these misses overlap one another. Plain racy loads whose
-     * values mean nothing (a record replaced meanwhile is as good as any).
-     * Never faults.
+     * Loads, and only loads, what a critical section on bucket {@code b} reads first: its key
+     * filter, its line ({@link #touchLineWords}) and, if the bucket has a chain record, the record's
+     * first int. Loaded before a lock CAS, these misses overlap one another. Plain racy loads whose
+     * values mean nothing (a record replaced meanwhile is as good as any). Never faults.
      *
      * @return a sum of the words loaded, to be consumed by the caller
      */
     long touchLine(int b) {
-        long[] page = linePage(b);
-        int base = lineBase(b);
         int entry = records.lpEntry(b);
         int[] record = entry == 0 ? null : records.laPage(entry);
-        return keyFilters.touch(b) + page[base] + page[base + LINE_LONGS - 1]
-                + (record == null ? 0 : record[CompactChainRecords.baseOf(entry, record)]);
+        return keyFilters.touch(b) + touchLineWords(b) + (record == null ? 0 : record[CompactChainRecords.baseOf(entry, record)]);
+    }
+
+    /**
+     * Loads, and only loads, bucket {@code b}'s line: its first and last long (the line spans one or
+     * two cache lines). Plain racy loads, as {@link #touchLine}'s.
+     *
+     * @return a sum of the words loaded, to be consumed by the caller
+     */
+    long touchLineWords(int b) {
+        long[] page = linePage(b);
+        int base = lineBase(b);
+        return page[base] + page[base + LINE_LONGS - 1];
     }
 
     /**

@@ -39,8 +39,23 @@ final class CompactWalk {
     static long find(CompactTable table, int key, long value, boolean byPair, int afterSlot, boolean valueRead) {
         long keyed = table.keyedHash(key);
         int bucket = table.bucketOfHash(keyed);
-        long found = tryFind(table, bucket, keyed, key, value, byPair, afterSlot, true, valueRead || byPair);
+        long found = tryFind(table, bucket, keyed, key, value, byPair, afterSlot, true, true, valueRead || byPair);
         return found != RETRY ? found : findLocked(table, bucket, key, value, byPair, afterSlot);
+    }
+
+    /**
+     * {@link #find} from the newest, of a key whose bucket's line the caller has just loaded (a
+     * batch's look-ahead, {@link CompactBatchLookup}): the same answer, without asking the bucket's
+     * key filter first. The filter saves a miss the line's load, and it costs a load of its own in
+     * another array (another page: at table sizes out of the processor caches, another TLB miss);
+     * with the line in the cache it saves nothing. The key filter is only ever a shortcut to a miss:
+     * a walk that skips it reads the line, which decides.
+     */
+    static long findInLoadedLine(CompactTable table, int key, long value, boolean byPair) {
+        long keyed = table.keyedHash(key);
+        int bucket = table.bucketOfHash(keyed);
+        long found = tryFind(table, bucket, keyed, key, value, byPair, 0, true, false, byPair);
+        return found != RETRY ? found : findLocked(table, bucket, key, value, byPair, 0);
     }
 
     /** {@link #find} under the bucket's bit. */
@@ -71,7 +86,7 @@ final class CompactWalk {
      * {@link CompactTable#keyedHash}.
      */
     static long versionWithout(CompactTable table, int bucket, long keyed, int key, long value) {
-        return tryFind(table, bucket, keyed, key, value, true, 0, false, false);
+        return tryFind(table, bucket, keyed, key, value, true, 0, false, false, false);
     }
 
     /**
@@ -82,9 +97,10 @@ final class CompactWalk {
      * filter bit. With {@code touchValues}, the bucket's home values are loaded (only loaded) once
      * the key filter has let the key through ({@link #find}).
      *
-     * <p>A lookup first asks the bucket's key filter, which answers most misses without the line
-     * ({@link CompactTable#keyFilterMayHold}; the create's duplicate check, which needs the
-     * version, reads the line). Where the header's pool filter turns the key away, every entry of the key is in the
+     * <p>A lookup with {@code askKeyFilter} first asks the bucket's key filter, which answers most
+     * misses without the line ({@link CompactTable#keyFilterMayHold}; the create's duplicate check,
+     * which needs the version, and a batch's lookup, whose line is loaded already, read the line).
+     * Where the header's pool filter turns the key away, every entry of the key is in the
      * bucket's line, in the order list's order: the walk reads the line alone
      * ({@link #walkLine}), one header load and the meta words beside it. Otherwise it walks the
      * merged chain ({@link #walkChain}).
@@ -99,9 +115,9 @@ final class CompactWalk {
      * no longer reusable), the lookup retries under the bucket's bit.
      */
     private static long tryFind(CompactTable table, int bucket, long keyed, int key, long value, boolean byPair,
-                                int afterSlot, boolean acquire, boolean touchValues) {
+                                int afterSlot, boolean acquire, boolean askKeyFilter, boolean touchValues) {
         int mix = table.filterMixOfHash(keyed);
-        if (acquire && !table.keyFilterMayHold(bucket, mix)) {
+        if (askKeyFilter && !table.keyFilterMayHold(bucket, mix)) {
             return NO_ENTRY; // no chain of the bucket holds the key (CompactTable.keyFilterMayHold)
         }
         if (touchValues) {
@@ -254,24 +270,48 @@ final class CompactWalk {
         return false;
     }
 
+    // ---------------------------------------------------------------------------------------------
+    // A batch's look-ahead into the pool (CompactBatchLookup): what walkChain would load after the
+    // line, one dependent level a round, so that each round's misses overlap across the batch's
+    // keys. Plain racy loads whose values mean nothing: a reference is followed only below the
+    // record's capacity and count, into a pool slot below the table's end whose page is there, so
+    // they never fault.
+    // ---------------------------------------------------------------------------------------------
+
     /**
-     * Loads, and only loads, what {@link #walkChain} of a key of this {@link CompactTable#filterMix}
-     * would load in bucket {@code b} after its line and chain record: the meta words of the chain's
-     * pool entries, where the line (read plainly) says the chain has pool entries and its pool
-     * filter lets the key through. For a batch of lookups, a round after
-     * {@link CompactTable#touchLine} of the same buckets, whose misses it would otherwise wait for.
-     * Plain racy loads whose values mean nothing: a reference is followed only below the record's
-     * capacity and count, into a pool slot below the table's end whose page is there, so it never
-     * faults.
+     * The first round after the line's: the directory entry of bucket {@code b}'s chain record
+     * (loaded), where its line (read plainly, loaded a round before) says the chain has pool entries
+     * that a key of this {@link CompactTable#filterMix} may be among, as {@link #walkChain} would
+     * walk them; else 0.
+     */
+    static int poolRecordEntry(CompactTable table, int b, int mix) {
+        long head = table.linePage(b)[table.lineBase(b)];
+        return CompactLine.overflowed(head) && CompactLine.poolMayHold(head, mix) ? table.records.lpEntry(b) : 0;
+    }
+
+    /**
+     * The second round: loads, and only loads, the chain record a {@link #poolRecordEntry} names:
+     * its pool count and its first pool reference (0 names none).
      *
      * @return a sum of the words loaded, to be consumed ({@link CompactTable#consume})
      */
-    static long touchPoolEntries(CompactTable table, int b, int mix) {
-        long head = table.linePage(b)[table.lineBase(b)];
-        int entry = table.records.lpEntry(b);
-        if (!CompactLine.overflowed(head) || !CompactLine.poolMayHold(head, mix)) {
+    static long touchRecord(CompactTable table, int entry) {
+        int[] record = table.records.laPage(entry);
+        if (record == null) {
             return 0;
         }
+        int base = CompactChainRecords.baseOf(entry, record);
+        return record[base + CompactChainRecords.POOL_COUNT]
+                + record[base + CompactChainRecords.refBase(CompactChainRecords.capacityOf(record))];
+    }
+
+    /**
+     * The third round: loads, and only loads, the meta words of the pool entries the chain record a
+     * {@link #poolRecordEntry} names holds (0 names none).
+     *
+     * @return a sum of the words loaded, to be consumed ({@link CompactTable#consume})
+     */
+    static long touchPoolEntries(CompactTable table, int entry) {
         int[] record = table.records.laPage(entry);
         if (record == null) {
             return 0;

@@ -208,8 +208,9 @@ public interface DedupCache extends AutoCloseable {
 
     /**
      * Writes the cached pairs to {@code out} as a snapshot ({@code docs/snapshot-format.md}): each
-     * pair with its reusable flag, oldest first in the backend's reclaim order, so that
-     * {@link #readSnapshot(InputStream)} into an empty cache rebuilds the same order. The format
+     * pair with its reusable flag, oldest first in the backend's reclaim order, which
+     * {@link #readSnapshot(InputStream)} creates them in (how much of the order an empty cache gets
+     * back is each backend's: {@link MbCache} all of it). The format
      * depends on no backend and on no secret of the cache (the hash seed is never written): a
      * snapshot of one backend restores into any other.
      *

@@ -699,7 +699,7 @@ class CompactMbCacheTest {
     }
 
     @Test
-    void aRestoredCacheOfTheSameSeedAndBucketsRebuildsTheTablesOrder() throws IOException {
+    void aRestoredCacheOfTheSameSeedAndBucketsRebuildsTheOrderWhereEveryChainFitsItsLine() throws IOException {
         try (CompactMbCache cache = cache(4, 1024); CompactMbCache restored = cache(4, 1024)) {
             for (int key = 0; key < 10; key++) {
                 assertTrue(cache.create(key, key, key % 2 == 0));

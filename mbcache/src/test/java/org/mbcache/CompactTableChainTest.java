@@ -361,12 +361,20 @@ class CompactTableChainTest {
         while (CompactLine.poolFilterBit(table.filterMix(other)) == CompactLine.poolFilterBit(table.filterMix(pooled))) {
             other++;
         }
-        assertEquals(0, CompactWalk.touchPoolEntries(table, 2, table.filterMix(pooled)), "no pool entry yet");
+        assertEquals(0, CompactWalk.poolRecordEntry(table, 2, table.filterMix(pooled)), "no pool entry yet");
         int pool = addPool(2, pooled);
         long poolMeta = CompactSlots.lvMeta(table.metaPage(pool), table.metaIndex(pool));
-        assertEquals(poolMeta, CompactWalk.touchPoolEntries(table, 2, table.filterMix(pooled)));
-        assertEquals(0, CompactWalk.touchPoolEntries(table, 2, table.filterMix(other)), "the pool filter turns the key away");
-        assertEquals(0, CompactWalk.touchPoolEntries(table, 3, table.filterMix(pooled)), "another bucket has no pool entries");
+        int entry = CompactWalk.poolRecordEntry(table, 2, table.filterMix(pooled));
+        assertEquals(table.records.lpEntry(2), entry);
+        int[] record = table.records.laPage(entry);
+        int base = CompactChainRecords.baseOf(entry, record);
+        assertEquals(1 + pool, CompactWalk.touchRecord(table, entry), "the pool count and the first reference");
+        assertEquals(poolMeta, CompactWalk.touchPoolEntries(table, entry));
+        assertEquals(1, record[base + CompactChainRecords.POOL_COUNT]);
+        assertEquals(0, CompactWalk.poolRecordEntry(table, 2, table.filterMix(other)), "the pool filter turns the key away");
+        assertEquals(0, CompactWalk.poolRecordEntry(table, 3, table.filterMix(pooled)), "another bucket has no pool entries");
+        assertEquals(0, CompactWalk.touchRecord(table, 0), "entry 0 names no record");
+        assertEquals(0, CompactWalk.touchPoolEntries(table, 0), "entry 0 names no record");
     }
 
     @Test
@@ -378,17 +386,16 @@ class CompactTableChainTest {
         int entry = table.records.lpEntry(2);
         int[] record = table.records.laPage(entry);
         int count = CompactChainRecords.baseOf(entry, record) + CompactChainRecords.POOL_COUNT;
-        int mix = table.filterMix(100);
         long poolMeta = CompactSlots.lvMeta(table.metaPage(pool), table.metaIndex(pool));
         record[count] = Integer.MAX_VALUE; // beyond the record's capacity: read to its end
-        assertEquals(poolMeta, CompactWalk.touchPoolEntries(table, 2, mix));
+        assertEquals(poolMeta, CompactWalk.touchPoolEntries(table, entry));
         record[count] = -1;
-        assertEquals(0, CompactWalk.touchPoolEntries(table, 2, mix));
+        assertEquals(0, CompactWalk.touchPoolEntries(table, entry));
         record[count] = 1;
         int ref = CompactChainRecords.baseOf(entry, record) + CompactChainRecords.refBase(CompactChainRecords.capacityOf(record));
         for (int bogus : new int[] {-1, 0, table.end(), Integer.MAX_VALUE, (pool | 7) + 1}) {
             record[ref] = bogus; // not a slot below the pool's end: not followed
-            assertEquals(0, CompactWalk.touchPoolEntries(table, 2, mix), "reference " + bogus);
+            assertEquals(0, CompactWalk.touchPoolEntries(table, entry), "reference " + bogus);
         }
         record[ref] = pool;
     }

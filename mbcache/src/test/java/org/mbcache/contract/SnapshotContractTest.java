@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -161,6 +162,42 @@ class SnapshotContractTest {
         DedupCache restored = newCache(ROOMY);
         restore(restored, snapshot);
         assertEquals(SnapshotRecords.pairs(snapshot), SnapshotRecords.pairs(SnapshotRecords.snapshotOf(restored)));
+    }
+
+    /**
+     * Where the reclaim order has each key's values in their creation order (the LRU list of a cache
+     * no pass has reordered; Caffeine's groups), they come back in that order: the restored cache's
+     * {@code findFirst} and {@code findNext} answer as the written one's did. Not the compact
+     * table's: its order is its slots', where a chain's newest values sit in pool slots once its
+     * line is full and a home slot freed and taken again holds a newer value than the slots after
+     * it ({@code CompactMbCache.writeSnapshot}).
+     */
+    @Test
+    void aRoundTripKeepsEachKeysValuesInTheirOrder() throws IOException {
+        assumeTrue(backend != Backend.COMPACT, "the compact table's order is its slots', not creation order");
+        int key = 7;
+        for (int v = 1; v <= 10; v++) {
+            assertTrue(cache.create(key, v, true));
+            assertTrue(cache.create(keyOf(v), 1000 + v, true));
+        }
+        assertNull(cache.deleteOrGet(key, 3));
+        assertNull(cache.deleteOrGet(key, 5));
+        for (int v = 11; v <= 14; v++) {
+            assertTrue(cache.create(key, v, true));
+        }
+        List<Long> written = valuesNewestFirst(cache, key);
+        assertEquals(List.of(14L, 13L, 12L, 11L, 10L, 9L, 8L, 7L, 6L, 4L, 2L, 1L), written);
+        DedupCache restored = newCache(ROOMY);
+        restore(restored, SnapshotRecords.snapshotOf(cache));
+        assertEquals(written, valuesNewestFirst(restored, key));
+    }
+
+    private static List<Long> valuesNewestFirst(DedupCache target, int key) {
+        List<Long> values = new ArrayList<>();
+        for (CacheEntry entry = target.findFirst(key); entry != null; entry = target.findNext(entry)) {
+            values.add(entry.value());
+        }
+        return values;
     }
 
     @Test
