@@ -2,20 +2,16 @@ package org.mbcache;
 
 import static org.mbcache.CompactSlots.GENERATION_SHIFT;
 import static org.mbcache.CompactSlots.REFERENCED;
-import static org.mbcache.CompactSlots.REUSABLE;
 import static org.mbcache.CompactSlots.count;
 import static org.mbcache.CompactSlots.generation;
 import static org.mbcache.CompactSlots.keyOf;
 import static org.mbcache.CompactSlots.lvMeta;
 
-import java.lang.invoke.VarHandle;
-import org.mbcache.internal.Lifecycle;
-import org.mbcache.internal.Snapshots;
 
 /**
  * The compact layout's reclaim order: a CLOCK hand over a {@link CompactTable}'s slots, the step of
  * its reclaim passes ({@link ReclaimBooks.Sweep}, run by {@link ReclaimBooks} under the reclaim
- * lock), and the order its snapshots list pairs in ({@link SnapshotWalk}).
+ * lock), and the order its snapshots list pairs in ({@link CompactSnapshotWalk}).
  *
  * <p><b>The sweep.</b> Over {@code [1, end)} in {@link CompactSweepOrder}'s order: the lines' slots
  * and the pool's, each region in index order with a hand of its own, wrapping, the two interleaved in
@@ -154,62 +150,5 @@ final class CompactClock implements ReclaimBooks.Sweep {
             table.unlock(bucket);
         }
         return true;
-    }
-
-    /**
-     * One snapshot's walk over the slots {@code [1, end)} in the clock's order from its hands
-     * ({@link CompactSweepOrder}; {@link CompactMbCache#writeSnapshot} says what it guarantees). It takes no
-     * lock and no reference: it reads each slot's meta word, value and meta word again, and copies
-     * the pair if both reads show the same live occupant (same key and generation, count above
-     * zero), with its flags. A close during the walk ends it with the closed cache's exception.
-     */
-    static final class SnapshotWalk implements Snapshots.PairSource {
-        private final CompactTable table;
-        private final Lifecycle lifecycle;
-        /** The end of the range walked: slots {@code [1, end)}. */
-        private final int end;
-        /** The order the walk follows: a copy of the clock's. */
-        private final CompactSweepOrder order;
-        /** Slots not looked at yet. */
-        private int left;
-
-        SnapshotWalk(CompactTable table, Lifecycle lifecycle, CompactSweepOrder order, int end) {
-            this.table = table;
-            this.lifecycle = lifecycle;
-            this.end = end;
-            this.order = order;
-            this.left = end - 1;
-        }
-
-        @Override
-        public int next(int[] keys, long[] values, byte[] flags, int from, int max) {
-            int copied = 0;
-            while (copied < max && left > 0) {
-                int slot = order.next(end);
-                left--;
-                if (!CompactLine.isSlot(slot)) {
-                    continue; // a line's header, or a skipped pool index
-                }
-                long[] page = table.metaPage(slot);
-                int at = table.metaIndex(slot);
-                long meta = lvMeta(page, at);
-                if (count(meta) == 0) {
-                    continue; // free, claimed, or not filled yet
-                }
-                long value = table.lpValue(slot);
-                VarHandle.acquireFence(); // the value's load before the second load of the meta word
-                long again = lvMeta(page, at);
-                if (count(again) == 0 || (again ^ meta) >>> GENERATION_SHIFT != 0) {
-                    continue; // freed (its value word may be the free list's link) or reused meanwhile
-                }
-                keys[from + copied] = keyOf(again);
-                values[from + copied] = value;
-                flags[from + copied] = (byte) (((again & REUSABLE) != 0 ? Snapshots.RECORD_REUSABLE : 0)
-                        | ((again & REFERENCED) != 0 ? Snapshots.RECORD_REFERENCED : 0));
-                copied++;
-            }
-            lifecycle.ensureOpen(); // close() zeroed the counts: never end a snapshot short as if complete
-            return copied;
-        }
     }
 }

@@ -90,10 +90,9 @@ import org.mbcache.internal.Snapshots;
  * far more buckets than its bound pays for a walk over mostly empty slots, about a thousand where
  * the bound is a thousandth of the slots. Size the table from {@code maxEntries} (6 entries a
  * bucket) or keep {@code maxEntries} near 8 a bucket. A snapshot
- * ({@link #writeSnapshot}) lists the pairs in this order, from the hand, and a restore creates them
- * in the order it reads them, each where a create puts it; so a restored cache's order is the
- * table's again, not the snapshot's, and a key's values can come back in another order than they
- * were created in (see {@link #writeSnapshot}).
+ * ({@link #writeSnapshot}) lists the pairs in this order from the hand, a key's values together
+ * and in their order; a restore creates them in the order it reads them, each where a create puts
+ * it, so every key's values keep their order, and the restored cache's order is its table's.
  *
  * <p><b>Hot entries.</b> As in MbCache, a slot whose meta word's CAS keeps failing (many threads
  * hitting one pair) switches to hot mode: callers' references then go to per-stripe cells of its
@@ -922,28 +921,30 @@ public final class CompactMbCache extends KernelPortCache {
      *
      * <p>The order is the clock's, the one reclaim passes sweep: from the hand to the end of the
      * table, then from the first slot up to the hand, so the slot the hand looks at next comes first
-     * (oldest first in this backend's reclaim order; see "Reclaim order" in the class comment). A
-     * restore creates the pairs in the snapshot's order, and each goes where a create puts it: a free
-     * home slot of its bucket's line while there is one, else a pool slot. A restore into an empty
-     * cache of the same hash seed and bucket count therefore rebuilds the snapshot's order only where
-     * the pairs land in the slots they came from: where every chain fits in its line, with its
-     * values in their lines' slots in creation order. Elsewhere the restored order is the table's,
-     * and a key's values can come back in another order: the snapshot lists a pool slot's pair
-     * where the hand meets it, which can be before older values of its key in the line, and a home
-     * slot freed and taken again holds a newer value than the slots after it. The restored cache's
-     * {@link #findFirst} then answers an older value of such a key first, and its chain cap trims
-     * the values the restore created first. The walk
-     * takes no lock but the reclaim lock, once, to read the hands and the table's end
-     * (so it waits for at most one pass in progress), and no reference; a pair's flags are written
-     * with it (reusable; referenced as record flag 2, not restored). A pair does not move while
-     * it is cached (a pass gives a second chance by clearing a flag, in place), so every pair cached
-     * for the whole call is written exactly once; slots added at the end of the table during the
-     * walk hold pairs created during the call and are not looked at. The walk keeps no state in the
-     * cache, so snapshots of one cache may run at the same time and none waits for another (the
-     * {@link java.io.InterruptedIOException} of {@link DedupCache#writeSnapshot} never arises here);
-     * one started from the stream of another is an ordinary second walk. A close during the walk is
-     * an {@link IllegalStateException}: {@code close()} zeroes the counts, which would otherwise end
-     * the snapshot short as if it were complete.
+     * (oldest first in this backend's reclaim order; see "Reclaim order" in the class comment), but
+     * for a key with more than one value: those are written together and in their order (oldest
+     * first), where the walk meets the first of them. A slot's place is not its pair's age (a
+     * chain's newest values sit in pool slots once its line is full, and a home slot freed and taken
+     * again holds a newer value than the slots after it), and a restore creates pairs in the order
+     * it reads them: written where the walk meets them, a key's values would come back in another
+     * order, {@code findFirst} answering an older one first. So a restore gives every key's values
+     * back in their order. Each pair goes where a create puts it, so the restored cache's order is
+     * its own table's: the snapshot's only where every pair lands in the slot it came from, as where
+     * each chain fits its line in creation order in a cache of the same seed and bucket count.
+     *
+     * <p>The walk takes the reclaim lock once, to read the hands and the table's end (so it waits for
+     * at most one pass in progress), and a bucket's bit (as a create holds it) only to read the
+     * values of a key whose pair it meets in the pool or whose line says it may have more than one;
+     * no reference. A pair's flags are written with it (reusable; referenced as record flag 2, not
+     * restored). A pair does not move while it is cached (a pass gives a second chance by clearing
+     * a flag, in place), so every pair cached for the whole call is written exactly once; slots
+     * added at the end of the table during the walk hold pairs created during the call and are not
+     * looked at. The walk keeps no state in the cache, so snapshots of one cache may run at the same
+     * time and none waits for another (the {@link java.io.InterruptedIOException} of
+     * {@link DedupCache#writeSnapshot} never arises here); one started from the stream of another is
+     * an ordinary second walk. A close during the walk is an {@link IllegalStateException}:
+     * {@code close()} zeroes the counts, which would otherwise end the snapshot short as if it were
+     * complete.
      */
     @Override
     public long writeSnapshot(OutputStream out) throws IOException {
@@ -958,7 +959,7 @@ public final class CompactMbCache extends KernelPortCache {
         } finally {
             reclaimLock.unlock();
         }
-        return Snapshots.write(out, new CompactClock.SnapshotWalk(table, lifecycle, order, end));
+        return Snapshots.write(out, new CompactSnapshotWalk(table, lifecycle, order, end));
     }
 
     /**

@@ -165,16 +165,13 @@ class SnapshotContractTest {
     }
 
     /**
-     * Where the reclaim order has each key's values in their creation order (the LRU list of a cache
-     * no pass has reordered; Caffeine's groups), they come back in that order: the restored cache's
-     * {@code findFirst} and {@code findNext} answer as the written one's did. Not the compact
-     * table's: its order is its slots', where a chain's newest values sit in pool slots once its
-     * line is full and a home slot freed and taken again holds a newer value than the slots after
-     * it ({@code CompactMbCache.writeSnapshot}).
+     * A key's values come back in their order: the restored cache's {@code findFirst} and
+     * {@code findNext} answer as the written one's did (the compact table, whose order is its slots',
+     * where a chain's newest values sit in pool slots once its line is full and a home slot freed
+     * and taken again holds a newer value than the slots after it, writes a key's values together).
      */
     @Test
     void aRoundTripKeepsEachKeysValuesInTheirOrder() throws IOException {
-        assumeTrue(backend != Backend.COMPACT, "the compact table's order is its slots', not creation order");
         int key = 7;
         for (int v = 1; v <= 10; v++) {
             assertTrue(cache.create(key, v, true));
