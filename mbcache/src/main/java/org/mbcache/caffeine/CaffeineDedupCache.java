@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.mbcache.CacheEntry;
 import org.mbcache.CacheStats;
 import org.mbcache.DedupCache;
@@ -440,6 +441,14 @@ public final class CaffeineDedupCache implements DedupCache {
     /** Lock-free walks of a lookup whose key's group changed under it before it walks under the key's lock. */
     private static final int LOCK_FREE_WALKS = 3;
 
+    /** Lookups that walked under the key's lock after {@value #LOCK_FREE_WALKS} lock-free walks (tests; rare). */
+    private final AtomicLong lockedWalks = new AtomicLong();
+
+    /** How many lookups fell back to the walk under the key's lock: for tests. */
+    long lockedWalks() {
+        return lockedWalks.get();
+    }
+
     /**
      * The first reusable entry of the key's {@code group} (read without a lock) after {@code after}
      * (from the newest where {@code after} is null or no longer in it) whose reference could be
@@ -469,6 +478,7 @@ public final class CaffeineDedupCache implements DedupCache {
                 return null;
             }
             if (walks > LOCK_FREE_WALKS) {
+                lockedWalks.incrementAndGet();
                 return groups.firstReusableUnderKeyLock(boxedKey, after);
             }
             PinnedEntry found = null;

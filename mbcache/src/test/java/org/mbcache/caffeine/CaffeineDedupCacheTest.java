@@ -33,6 +33,42 @@ import org.mbcache.contract.WaitQueueFaults;
 @Timeout(value = 20, unit = TimeUnit.SECONDS)
 class CaffeineDedupCacheTest {
 
+    /**
+     * A lookup whose key's group keeps changing under it (another thread creating and deleting a
+     * newest value that is not reusable, which every walk passes over, so that it reads the group
+     * again) walks under the key's lock once three lock-free walks found the group changed, so that
+     * the writer cannot keep it from ending; and it still answers the newest reusable value.
+     */
+    @Test
+    void aLookupWhoseGroupKeepsChangingUnderItWalksUnderTheKeysLock() throws InterruptedException {
+        try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(1024).executor(Runnable::run).build()) {
+            cache.create(7, 1, true);
+            AtomicBoolean stop = new AtomicBoolean();
+            Thread writer = new Thread(() -> {
+                for (long value = 100; !stop.get(); value++) {
+                    cache.create(7, value, false);
+                    CacheEntry held = cache.deleteOrGet(7, value);
+                    if (held != null) {
+                        cache.release(held);
+                    }
+                }
+            }, "group-changer");
+            writer.start();
+            try {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+                while (cache.lockedWalks() == 0 && System.nanoTime() < deadline) {
+                    try (CacheEntry found = cache.findFirst(7)) {
+                        assertEquals(1, found.value());
+                    }
+                }
+                assertTrue(cache.lockedWalks() > 0, "no lookup walked under the key's lock in 15 s");
+            } finally {
+                stop.set(true);
+                writer.join();
+            }
+        }
+    }
+
     @Test
     void theLookupsWalkUnderTheKeysLockTakesTheFirstReusableEntryAfterTheOneGiven() {
         try (CaffeineDedupCache cache = CaffeineDedupCache.builder().maxEntries(32).executor(Runnable::run).build()) {
