@@ -119,7 +119,7 @@ final class CompactBatchLookup {
             while (done < keys.length) {
                 int end = Math.min(keys.length, done + GROUP);
                 if (lookAhead) {
-                    table.consume(touch(table, keys, done, end, values != null, handles));
+                    table.consume(touch(table, keys, done, end, values != null));
                 }
                 for (; done < end; done++) {
                     long handle = values == null ? cache.lookUpForBatch(keys[done], 0, false, lookAhead)
@@ -150,26 +150,32 @@ final class CompactBatchLookup {
      * of a hit in a pool slot's. The first round loads the line alone, not the key filter, which is
      * in an array of its own (another page, so a TLB miss as well as a cache miss at the table sizes
      * where the look-ahead runs): the walks that follow skip it
-     * ({@link CompactWalk#findInLoadedLine}). The directory entries wait in
-     * {@code handles[from, to)}, which the walks then overwrite.
+     * ({@link CompactWalk#findInLoadedLine}). Each later round finds its key's directory entry
+     * again, in the cache by then: nothing is kept between rounds, so the caller's arrays are only
+     * read here (a caller may pass one array as both {@code values} and {@code handles}).
      */
-    private static long touch(CompactTable table, int[] keys, int from, int to, boolean byPair, long[] handles) {
+    private static long touch(CompactTable table, int[] keys, int from, int to, boolean byPair) {
         long sum = 0;
         for (int i = from; i < to; i++) {
             int bucket = table.bucketOf(keys[i]);
             sum += table.touchLineWords(bucket) + (byPair ? table.touchHomeValues(bucket) : 0);
         }
         for (int i = from; i < to; i++) {
-            long keyed = table.keyedHash(keys[i]);
-            handles[i] = CompactWalk.poolRecordEntry(table, table.bucketOfHash(keyed), table.filterMixOfHash(keyed));
+            sum += poolRecordEntry(table, keys[i]);
         }
         for (int i = from; i < to; i++) {
-            sum += CompactWalk.touchRecord(table, (int) handles[i]);
+            sum += CompactWalk.touchRecord(table, poolRecordEntry(table, keys[i]));
         }
         for (int i = from; i < to; i++) {
-            sum += CompactWalk.touchPoolEntries(table, (int) handles[i]);
+            sum += CompactWalk.touchPoolEntries(table, poolRecordEntry(table, keys[i]));
         }
         return sum;
+    }
+
+    /** {@link CompactWalk#poolRecordEntry} of {@code key}'s bucket and filter mix. */
+    private static int poolRecordEntry(CompactTable table, int key) {
+        long keyed = table.keyedHash(key);
+        return CompactWalk.poolRecordEntry(table, table.bucketOfHash(keyed), table.filterMixOfHash(keyed));
     }
 
     /**

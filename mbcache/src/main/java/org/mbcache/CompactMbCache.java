@@ -933,9 +933,11 @@ public final class CompactMbCache extends KernelPortCache {
      * each chain fits its line in creation order in a cache of the same seed and bucket count.
      *
      * <p>The walk takes the reclaim lock once, to read the hands and the table's end (so it waits for
-     * at most one pass in progress), and a bucket's bit (as a create holds it) only to read the
-     * values of a key whose pair it meets in the pool or whose line says it may have more than one;
-     * no reference. A pair's flags are written with it (reusable; referenced as record flag 2, not
+     * at most one pass in progress), and reads a key's values in its chain, where it meets the key's
+     * pair in the pool or its line says it may have more than one, optimistically as a lookup does
+     * (under the bucket's bit, as a create holds it, where a writer is in the bucket); it takes no
+     * reference. Those reads make the walk several times the work of a walk of the slots alone at
+     * the sized load (6 entries a bucket), where about one pair in seven needs one. A pair's flags are written with it (reusable; referenced as record flag 2, not
      * restored). A pair does not move while it is cached (a pass gives a second chance by clearing
      * a flag, in place), so every pair cached for the whole call is written exactly once; slots
      * added at the end of the table during the walk hold pairs created during the call and are not

@@ -30,10 +30,13 @@ import org.mbcache.internal.Snapshots;
  * back from a restore (which creates pairs in the order it reads them) in another order:
  * {@code findFirst} would answer an older value first, and the chain cap would trim the newest. So
  * where the slot met is in the pool (or lent by another line), or its key may have another value,
- * the walk reads the key's values in its bucket's chain, oldest first, under the bucket's bit (as a
- * create holds it), and writes them together: every one the walk has not met yet, and the one it
- * met. It remembers the key (only keys with two values or more at that moment), and passes over
- * its values when it meets them later.
+ * the walk reads the key's values in its bucket's chain, oldest first (optimistically, as a lookup
+ * reads a chain, and under the bucket's bit, as a create holds it, where a writer was in the
+ * bucket), and writes them together: every one the walk has not met yet, and the one it met. It
+ * remembers the key (only keys with two values or more at that moment), and passes over its values
+ * when it meets them later. A pool pair's bucket is anywhere in the table, so the walk loads the
+ * buckets' lines and chains of the pool pairs ahead of it before it reads them
+ * ({@link #lookAhead}).
  *
  * <p><b>Exactly once.</b> A pair cached for the whole call is written once: where the walk meets it
  * with its key not remembered, then (alone, or with its key's values); or with its key's values
@@ -61,11 +64,19 @@ final class CompactSnapshotWalk implements Snapshots.PairSource {
     /** Steps the walk has taken in each region (the slot being looked at not counted). */
     private int lineSteps;
     private int poolSteps;
+    /** The pool slots whose pairs' chains the walk has loaded ahead, {@code [touchedFrom, touchedTo)} ({@link #lookAhead}). */
+    private int touchedFrom;
+    private int touchedTo;
+    /** The sums of the look-ahead's loads, consumed once the walk ends. */
+    private long touched;
     /** The keys whose values were written together (see the class comment). */
     private final KeySet writtenTogether = new KeySet();
 
+    /** A chain's slots, oldest first ({@link #readValues}'s). */
+    private int[] chain = new int[8];
     /** The values of one key, read from its chain: their slots, pairs and record flags, oldest first. */
     private int[] groupSlots = new int[8];
+    private long[] groupMetas = new long[8];
     private long[] groupValues = new long[8];
     private byte[] groupFlags = new byte[8];
     private int groupLength;
@@ -107,6 +118,9 @@ final class CompactSnapshotWalk implements Snapshots.PairSource {
             }
             int slot = order.next(end);
             left--;
+            if (slot >= table.homeSlots) {
+                lookAhead(slot);
+            }
             if (CompactLine.isSlot(slot)) { // not a line's header, nor a skipped pool index
                 copied += visit(slot, keys, values, flags, from + copied);
             }
@@ -115,6 +129,9 @@ final class CompactSnapshotWalk implements Snapshots.PairSource {
             } else {
                 poolSteps++;
             }
+        }
+        if (left == 0) {
+            table.consume(touched);
         }
         lifecycle.ensureOpen(); // close() zeroed the counts: never end a snapshot short as if complete
         return copied;
@@ -183,39 +200,93 @@ final class CompactSnapshotWalk implements Snapshots.PairSource {
     }
 
     /**
-     * Reads the values of {@code key} in bucket {@code b}'s chain, oldest first, into the group,
-     * under the bucket's bit (the group's arrays grow with the bit let go: nothing is allocated while
-     * it is held). A slot whose count is zero ({@code close()} killed it) is left out.
+     * Reads the values of {@code key} in bucket {@code b}'s chain, oldest first, into the group:
+     * optimistically ({@link CompactWalk#entriesOfKey}), or, where a writer was in the bucket or the
+     * group's arrays are too short, under the bucket's bit (the arrays grow with the bit let go:
+     * nothing is allocated while it is held). A slot whose count is zero ({@code close()} killed it)
+     * is left out.
      */
     private void readValues(int b, int key) {
+        int found = CompactWalk.entriesOfKey(table, b, key, groupSlots, groupMetas, groupValues);
+        if (found >= 0) {
+            setGroup(found);
+            return;
+        }
         for (;;) {
             int length;
             table.lock(b);
             try {
                 length = table.length(b);
-                if (length <= groupSlots.length) {
+                if (length <= chain.length) {
+                    CompactWalk.chainSlots(table, b, chain);
                     int n = 0;
                     for (int pos = 0; pos < length; pos++) {
-                        int slot = table.refAt(b, pos);
+                        int slot = chain[pos];
                         long meta = lvMeta(table.metaPage(slot), table.metaIndex(slot));
                         if (count(meta) != 0 && keyOf(meta) == key) {
                             groupSlots[n] = slot;
+                            groupMetas[n] = meta;
                             groupValues[n] = table.lpValue(slot);
-                            groupFlags[n] = recordFlags(meta);
                             n++;
                         }
                     }
-                    groupLength = n;
+                    setGroup(n);
                     return;
                 }
             } finally {
                 table.unlock(b);
             }
-            int capacity = Math.max(groupSlots.length * 2, length);
+            int capacity = Math.max(chain.length * 2, length);
+            chain = new int[capacity];
             groupSlots = new int[capacity];
+            groupMetas = new long[capacity];
             groupValues = new long[capacity];
             groupFlags = new byte[capacity];
         }
+    }
+
+    /** The group read is the first {@code n} slots, meta words and values: their record flags from the meta words. */
+    private void setGroup(int n) {
+        for (int i = 0; i < n; i++) {
+            groupFlags[i] = recordFlags(groupMetas[i]);
+        }
+        groupLength = n;
+    }
+
+    /**
+     * Keeps the pool's look-ahead {@value CompactClock#LOOKAHEAD} to {@code 2 *}
+     * {@value CompactClock#LOOKAHEAD} slots ahead of {@code slot}, the pool slot the walk is at: once
+     * the walk is within a window of the end of what it loaded (from {@code slot} again where it
+     * wrapped), loads what reading the chains of the next window's pairs will: their buckets' lines
+     * and chain records' directory entries, then the records and their pool entries' meta words
+     * ({@link CompactWalk#touchPoolEntries}). A pool pair's bucket is anywhere in the table, so these
+     * loads, independent of one another, overlap their misses, where each chain read would wait for
+     * its own in turn.
+     */
+    private void lookAhead(int slot) {
+        if (slot < touchedFrom || slot > touchedTo) {
+            touchedFrom = slot;
+            touchedTo = slot;
+        }
+        if (touchedTo - slot > CompactClock.LOOKAHEAD || touchedTo >= end) {
+            return;
+        }
+        int from = touchedTo;
+        int to = Math.min(end, from + 2 * CompactClock.LOOKAHEAD);
+        long sum = 0;
+        for (int round = 0; round < 2; round++) {
+            for (int s = from; s < to; s++) {
+                long[] page = CompactLine.isSlot(s) ? table.laMetaPage(s) : null;
+                long meta = page == null ? 0 : page[table.metaIndex(s)];
+                if (count(meta) != 0) {
+                    int bucket = table.bucketOf(keyOf(meta));
+                    int entry = table.records.lpEntry(bucket);
+                    sum += round == 0 ? table.touchLineWords(bucket) + entry : CompactWalk.touchPoolEntries(table, entry);
+                }
+            }
+        }
+        touched += sum;
+        touchedTo = to;
     }
 
     /** The index of {@code slot} in the group, or -1. */

@@ -58,6 +58,84 @@ final class CompactWalk {
         return found != RETRY ? found : findLocked(table, bucket, key, value, byPair, 0);
     }
 
+    /**
+     * The slots of bucket {@code b}'s chain, oldest first, into {@code into[0, table.length(b))}:
+     * {@link CompactTable#refAt} of every position in one pass. Bit held.
+     */
+    static void chainSlots(CompactTable table, int b, int[] into) {
+        long head = table.laVersion(b);
+        int order = CompactLine.orderOf(head);
+        int home = CompactLine.lineLength(order);
+        if (CompactLine.overflowed(head)) {
+            table.records.slots(b, order, home + table.records.poolCount(b), into);
+            return;
+        }
+        for (int pos = 0; pos < home; pos++) {
+            into[pos] = CompactLine.homeSlot(b, CompactLine.positionAt(order, home - 1 - pos));
+        }
+    }
+
+    /**
+     * The entries of {@code key} in bucket {@code b}'s chain, oldest first, read optimistically (as
+     * {@link #walkChain} reads: bounded, validated): their slots into {@code slots}, meta words into
+     * {@code metas} and values into {@code values}, live ones only (count above zero); returns how
+     * many, or -1 where a writer
+     * was in the bucket, the chain read cannot be the one of the version read, or the arrays are too
+     * short (the caller reads under the bucket's bit instead). A slot in the chain at a validated
+     * version held the pair its meta word shows ({@link CompactSlots}' step 1), so a value read
+     * after the meta word and before the validation is that pair's.
+     */
+    static int entriesOfKey(CompactTable table, int b, int key, int[] slots, long[] metas, long[] values) {
+        long head = table.laVersion(b);
+        if (BucketLockWord.locked(head)) {
+            return -1;
+        }
+        int order = CompactLine.orderOf(head);
+        int home = CompactLine.lineLength(order);
+        int[] record = null;
+        int base = 0;
+        int refs = 0;
+        int pool = 0;
+        if (CompactLine.overflowed(head)) {
+            int entry = table.records.lpEntry(b);
+            record = table.records.laPage(entry);
+            if (record == null) {
+                return -1;
+            }
+            base = CompactChainRecords.baseOf(entry, record);
+            int capacity = CompactChainRecords.capacityOf(record);
+            pool = record[base + CompactChainRecords.POOL_COUNT];
+            if (pool <= 0 || pool > CompactChainRecords.refCapacity(capacity)) {
+                return -1;
+            }
+            refs = base + CompactChainRecords.refBase(capacity);
+        }
+        int end = table.end();
+        int found = 0;
+        for (int pos = 0, pooled = 0, homed = 0, length = home + pool; pos < length; pos++) {
+            boolean inPool = record != null && CompactChainRecords.isPoolAt(record, base, pos);
+            int slot = inPool ? (pooled < pool ? record[refs + pooled++] : 0)
+                    : (homed < home ? CompactLine.homeSlot(b, CompactLine.positionAt(order, home - 1 - homed++)) : 0);
+            if (slot <= 0 || slot >= end || !CompactLine.isSlot(slot)) {
+                return -1;
+            }
+            long[] page = table.laMetaPage(slot);
+            if (page == null) {
+                return -1;
+            }
+            long meta = lvMeta(page, table.metaIndex(slot));
+            if (count(meta) != 0 && keyOf(meta) == key) {
+                if (found == slots.length) {
+                    return -1;
+                }
+                slots[found] = slot;
+                metas[found] = meta;
+                values[found++] = table.lpValue(slot);
+            }
+        }
+        return table.validate(b, head) ? found : -1;
+    }
+
     /** {@link #find} under the bucket's bit. */
     private static long findLocked(CompactTable table, int bucket, int key, long value, boolean byPair, int afterSlot) {
         table.lock(bucket);

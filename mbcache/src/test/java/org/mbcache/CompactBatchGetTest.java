@@ -59,6 +59,37 @@ class CompactBatchGetTest {
         assertEquals(expected, found);
     }
 
+    /**
+     * One array as both {@code values} and {@code handles}, each value turned into its pair's handle
+     * in place, in a table large enough for the look-ahead (whose rounds must not write the caller's
+     * arrays before the walks read the values) and in a small one.
+     */
+    @Test
+    void oneArrayAsValuesAndHandlesTurnsEachValueIntoItsPairsHandle() {
+        for (int bucketBits : new int[] {Integer.numberOfTrailingZeros(CompactBatchLookup.LOOK_AHEAD_MIN_BUCKETS), 8}) {
+            try (CompactMbCache cache = CompactBatchLookupTest.cache(bucketBits, 1 << 20)) {
+                fill(cache, 2000);
+                for (int key = 1; key < 2000; key++) {
+                    assertTrue(cache.create(key, 0, true)); // a pair a scratch word of 0 would find
+                }
+                int[] keys = new int[64];
+                long[] valuesThenHandles = new long[keys.length];
+                for (int i = 0; i < keys.length; i++) {
+                    keys[i] = i * 31;
+                    valuesThenHandles[i] = keys[i] * 10L;
+                }
+                long[] values = valuesThenHandles.clone();
+                int found = cache.getHandles(keys, valuesThenHandles, valuesThenHandles);
+                assertEquals(keys.length, found, bucketBits + " bucket bits");
+                for (int i = 0; i < keys.length; i++) {
+                    assertEquals(values[i], cache.value(valuesThenHandles[i]), "pair " + i + ", " + bucketBits + " bucket bits");
+                    assertEquals(keys[i], cache.key(valuesThenHandles[i]));
+                    cache.release(valuesThenHandles[i]);
+                }
+            }
+        }
+    }
+
     @Test
     void eachHandleIsWhatGetHandleReturnsForItsPairOverPresentAbsentAndNonReusablePairs() {
         try (CompactMbCache cache = CompactBatchLookupTest.cache(8, 1 << 14)) {
