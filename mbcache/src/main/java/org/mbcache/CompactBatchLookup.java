@@ -119,7 +119,7 @@ final class CompactBatchLookup {
             while (done < keys.length) {
                 int end = Math.min(keys.length, done + GROUP);
                 if (lookAhead) {
-                    table.consume(touch(table, keys, done, end, values != null));
+                    table.consume(touch(table, keys, done, end, values != null, handles != values ? handles : null));
                 }
                 for (; done < end; done++) {
                     long handle = values == null ? cache.lookUpForBatch(keys[done], 0, false, lookAhead)
@@ -150,24 +150,30 @@ final class CompactBatchLookup {
      * of a hit in a pool slot's. The first round loads the line alone, not the key filter, which is
      * in an array of its own (another page, so a TLB miss as well as a cache miss at the table sizes
      * where the look-ahead runs): the walks that follow skip it
-     * ({@link CompactWalk#findInLoadedLine}). Each later round finds its key's directory entry
-     * again, in the cache by then: nothing is kept between rounds, so the caller's arrays are only
-     * read here (a caller may pass one array as both {@code values} and {@code handles}).
+     * ({@link CompactWalk#findInLoadedLine}). The directory entries the second round loads wait in
+     * {@code scratch[from, to)} for the rounds after it, where the caller's {@code handles} can hold
+     * them (the walks overwrite them); where the caller passed one array as both {@code values} and
+     * {@code handles} ({@code scratch} null), each round finds its key's entry again instead, in
+     * the cache by then, so that no value is overwritten before its walk reads it.
      */
-    private static long touch(CompactTable table, int[] keys, int from, int to, boolean byPair) {
+    private static long touch(CompactTable table, int[] keys, int from, int to, boolean byPair, long[] scratch) {
         long sum = 0;
         for (int i = from; i < to; i++) {
             int bucket = table.bucketOf(keys[i]);
             sum += table.touchLineWords(bucket) + (byPair ? table.touchHomeValues(bucket) : 0);
         }
         for (int i = from; i < to; i++) {
-            sum += poolRecordEntry(table, keys[i]);
+            int entry = poolRecordEntry(table, keys[i]);
+            if (scratch != null) {
+                scratch[i] = entry;
+            }
+            sum += entry;
         }
         for (int i = from; i < to; i++) {
-            sum += CompactWalk.touchRecord(table, poolRecordEntry(table, keys[i]));
+            sum += CompactWalk.touchRecord(table, scratch != null ? (int) scratch[i] : poolRecordEntry(table, keys[i]));
         }
         for (int i = from; i < to; i++) {
-            sum += CompactWalk.touchPoolEntries(table, poolRecordEntry(table, keys[i]));
+            sum += CompactWalk.touchPoolEntries(table, scratch != null ? (int) scratch[i] : poolRecordEntry(table, keys[i]));
         }
         return sum;
     }
