@@ -169,6 +169,8 @@ class SnapshotContractTest {
      * {@code findNext} answer as the written one's did (the compact table, whose order is its slots',
      * where a chain's newest values sit in pool slots once its line is full and a home slot freed
      * and taken again holds a newer value than the slots after it, writes a key's values together).
+     * No reclaim pass runs here: in {@code MbCache} one that gives a value a second chance moves it
+     * behind the key's others in the list, whose order a restore rebuilds.
      */
     @Test
     void aRoundTripKeepsEachKeysValuesInTheirOrder() throws IOException {
