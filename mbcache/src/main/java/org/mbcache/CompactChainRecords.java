@@ -268,24 +268,6 @@ final class CompactChainRecords {
     }
 
     /**
-     * The slots of bucket {@code b}'s overflowed chain, whose order list is {@code order} and whose
-     * length is {@code length}, oldest first, into {@code into[0, length)}: {@link #slotAt} of every
-     * position, the record read once. Bit held.
-     */
-    void slots(int b, int order, int length, int[] into) {
-        int entry = directory[b];
-        int[] page = laPage(entry);
-        int base = baseOf(entry, page);
-        int refs = base + refBase(capacityOf(page));
-        int homeLeft = CompactLine.lineLength(order);
-        int pool = 0;
-        for (int pos = 0; pos < length; pos++) {
-            into[pos] = isPoolAt(page, base, pos) ? page[refs + pool++]
-                    : CompactLine.homeSlot(b, CompactLine.positionAt(order, --homeLeft));
-        }
-    }
-
-    /**
      * Makes room for one more pool entry in bucket {@code b}'s chain, which has {@code pool} of them
      * now (0 where it is not overflowed: a record kept from an earlier overflow is then reset by
      * {@link #addPool}) and {@code length} entries in all: allocates, before anything changes, a

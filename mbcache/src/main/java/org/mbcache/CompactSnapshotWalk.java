@@ -72,8 +72,6 @@ final class CompactSnapshotWalk implements Snapshots.PairSource {
     /** The keys whose values were written together (see the class comment). */
     private final KeySet writtenTogether = new KeySet();
 
-    /** A chain's slots, oldest first ({@link #readValues}'s). */
-    private int[] chain = new int[8];
     /** The values of one key, read from its chain: their slots, pairs and record flags, oldest first. */
     private int[] groupSlots = new int[8];
     private long[] groupMetas = new long[8];
@@ -217,11 +215,10 @@ final class CompactSnapshotWalk implements Snapshots.PairSource {
             table.lock(b);
             try {
                 length = table.length(b);
-                if (length <= chain.length) {
-                    CompactWalk.chainSlots(table, b, chain);
+                if (length <= groupSlots.length) {
                     int n = 0;
                     for (int pos = 0; pos < length; pos++) {
-                        int slot = chain[pos];
+                        int slot = table.refAt(b, pos);
                         long meta = lvMeta(table.metaPage(slot), table.metaIndex(slot));
                         if (count(meta) != 0 && keyOf(meta) == key) {
                             groupSlots[n] = slot;
@@ -236,8 +233,7 @@ final class CompactSnapshotWalk implements Snapshots.PairSource {
             } finally {
                 table.unlock(b);
             }
-            int capacity = Math.max(chain.length * 2, length);
-            chain = new int[capacity];
+            int capacity = Math.max(groupSlots.length * 2, length);
             groupSlots = new int[capacity];
             groupMetas = new long[capacity];
             groupValues = new long[capacity];

@@ -37,10 +37,7 @@ final class CompactWalk {
      * a lookup by pair, whose match reads the value, loads them whatever {@code valueRead} says.
      */
     static long find(CompactTable table, int key, long value, boolean byPair, int afterSlot, boolean valueRead) {
-        long keyed = table.keyedHash(key);
-        int bucket = table.bucketOfHash(keyed);
-        long found = tryFind(table, bucket, keyed, key, value, byPair, afterSlot, true, true, valueRead || byPair);
-        return found != RETRY ? found : findLocked(table, bucket, key, value, byPair, afterSlot);
+        return find(table, key, value, byPair, afterSlot, true, valueRead || byPair);
     }
 
     /**
@@ -52,27 +49,16 @@ final class CompactWalk {
      * a walk that skips it reads the line, which decides.
      */
     static long findInLoadedLine(CompactTable table, int key, long value, boolean byPair) {
-        long keyed = table.keyedHash(key);
-        int bucket = table.bucketOfHash(keyed);
-        long found = tryFind(table, bucket, keyed, key, value, byPair, 0, true, false, byPair);
-        return found != RETRY ? found : findLocked(table, bucket, key, value, byPair, 0);
+        return find(table, key, value, byPair, 0, false, byPair);
     }
 
-    /**
-     * The slots of bucket {@code b}'s chain, oldest first, into {@code into[0, table.length(b))}:
-     * {@link CompactTable#refAt} of every position in one pass. Bit held.
-     */
-    static void chainSlots(CompactTable table, int b, int[] into) {
-        long head = table.laVersion(b);
-        int order = CompactLine.orderOf(head);
-        int home = CompactLine.lineLength(order);
-        if (CompactLine.overflowed(head)) {
-            table.records.slots(b, order, home + table.records.poolCount(b), into);
-            return;
-        }
-        for (int pos = 0; pos < home; pos++) {
-            into[pos] = CompactLine.homeSlot(b, CompactLine.positionAt(order, home - 1 - pos));
-        }
+    /** {@link #find}, the key filter asked first with {@code askKeyFilter} ({@link #tryFind}). */
+    private static long find(CompactTable table, int key, long value, boolean byPair, int afterSlot,
+                             boolean askKeyFilter, boolean touchValues) {
+        long keyed = table.keyedHash(key);
+        int bucket = table.bucketOfHash(keyed);
+        long found = tryFind(table, bucket, keyed, key, value, byPair, afterSlot, true, askKeyFilter, touchValues);
+        return found != RETRY ? found : findLocked(table, bucket, key, value, byPair, afterSlot);
     }
 
     /**
