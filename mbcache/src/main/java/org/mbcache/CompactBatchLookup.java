@@ -181,7 +181,7 @@ final class CompactBatchLookup {
     /** {@link CompactWalk#poolRecordEntry} of {@code key}'s bucket and filter mix. */
     private static int poolRecordEntry(CompactTable table, int key) {
         long keyed = table.keyedHash(key);
-        return CompactWalk.poolRecordEntry(table, table.bucketOfHash(keyed), table.filterMixOfHash(keyed));
+        return CompactWalk.poolRecordEntry(table, table.bucketOfHash(keyed), key, table.filterMixOfHash(keyed));
     }
 
     /**

@@ -61,7 +61,7 @@ import org.mbcache.internal.Snapshots;
  * {@link #setReusable(long, boolean)} do nothing, {@link #reusable(long)} answers {@code false},
  * {@link #waitUnused(long)} returns at once, as on an entry object whose pair left. One used after
  * its release while its pair is still cached reads that pair (and a second release spends another
- * holder's reference, as with entry objects). At most 1,022 callers hold a cold pair at once; the
+ * holder's reference, as with entry objects). At most 510 callers hold a cold pair at once; the
  * next switches it to hot mode (unbounded) or, if it cannot, throws {@link IllegalStateException}.
  *
  * <p><b>Options.</b> {@link #builder()} has {@link MbCache.Builder}'s options, with two
@@ -428,8 +428,10 @@ public final class CompactMbCache extends KernelPortCache {
                 reclaimed = CompactWalk.reclaimForRoom(table, bucket, chainCap, !CompactLine.isHomeOf(bucket, slot));
                 outcome |= ((long) length << 32) | reclaimed;
             }
-            CompactSlots.makeLive(table, slot, key, value, reusable);
-            table.addNewest(bucket, slot, table.filterMixOfHash(keyed));
+            int mix = table.filterMixOfHash(keyed);
+            CompactSlots.makeLive(table, slot, key, value, reusable,
+                    CompactPoolTwins.twinOfNewEntry(table, bucket, slot, key, mix));
+            table.addNewest(bucket, slot, mix);
             entryCount.add(1L - reclaimed - lineReclaimed); // counted before the unlock: nobody can free it uncounted
             return slot == poolSlot ? outcome | POOL_SLOT_USED : outcome;
         } finally {

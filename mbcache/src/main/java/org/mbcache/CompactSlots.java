@@ -14,9 +14,9 @@ import org.mbcache.internal.Lifecycle;
  * <h2>The word</h2>
  * A slot is two {@code long}s: its value, in the table's value space, and its meta word, in its
  * bucket's line (a home slot) or the pool ({@link CompactTable}), the key in the upper 32 bits and the
- * state in the lower 32: the reference count in bits 0-9 (so at most 1,022 callers hold one pair
+ * state in the lower 32: the reference count in bits 0-8 (so at most 510 callers hold one pair
  * at once while it is cold: the next acquire switches it to hot mode, {@link #tryAcquireMatching}),
- * {@link #REFERENCED} (10), {@link #REUSABLE} (11), {@link #WAITERS} (12), {@link #FROZEN} (13),
+ * {@link #POOL_TWIN} (9, on home entries only: {@link CompactPoolTwins}), {@link #REFERENCED} (10), {@link #REUSABLE} (11), {@link #WAITERS} (12), {@link #FROZEN} (13),
  * {@link #HOT} (14) and the slot's generation in bits 15-31 (17 bits, advanced each time the slot
  * is freed, {@link CompactTable#free}). Count zero means free (or
  * claimed, or killed by close). A count above zero means "in its chain": the cache's reference plus
@@ -121,10 +121,12 @@ final class CompactSlots {
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
 
     // The state half of a meta word.
-    /** The reference count: the cache's reference and at most 1,022 callers' while cold. */
-    static final int COUNT_MASK = 0x3FF;
+    /** The reference count: the cache's reference and at most 510 callers' while cold. */
+    static final int COUNT_MASK = 0x1FF;
     /** The callers a cold pair holds at most ({@link #COUNT_MASK} less the cache's reference): the next switches it to hot mode. */
     static final int MAX_COLD_CALLERS = COUNT_MASK - 1;
+    /** A home entry's word: a pool entry of its chain may have its key ({@link CompactPoolTwins}). */
+    static final int POOL_TWIN = 1 << 9;
     static final int REFERENCED = 1 << 10;
     static final int REUSABLE = 1 << 11;
     static final int WAITERS = 1 << 12;
@@ -191,14 +193,15 @@ final class CompactSlots {
     /**
      * Makes a free slot live for a new pair: the value (plain), then the meta word (release), count 1
      * (the cache's reference), with the generation the slot has ({@link CompactTable#free} advanced
-     * it). The slot is the caller's alone; bucket bit held, before the slot's reference is added.
+     * it) and {@code poolTwin} ({@link CompactPoolTwins#twinOfNewEntry}). The slot is the caller's
+     * alone; bucket bit held, before the slot's reference is added.
      */
-    static void makeLive(CompactTable table, int slot, int key, long value, boolean reusable) {
+    static void makeLive(CompactTable table, int slot, int key, long value, boolean reusable, boolean poolTwin) {
         long[] page = table.metaPage(slot);
         int at = table.metaIndex(slot);
         int generation = generation(lvMeta(page, at));
         table.spValue(slot, value);
-        soMeta(page, at, liveMeta(key, generation, reusable));
+        soMeta(page, at, liveMeta(key, generation, reusable) | (poolTwin ? POOL_TWIN : 0));
     }
 
     /** The meta word of a new live pair: count 1 (the cache's reference), with {@code generation}. */

@@ -21,8 +21,9 @@ import org.mbcache.internal.Snapshots;
  * walk takes no lock for it: it reads the slot's meta word, its value and the meta word again, and
  * copies the pair if both reads show the same live occupant (same key and generation, count above
  * zero); and where the slot is a home slot of the key's own bucket, it reads under that bucket's
- * version that the line holds no other word of the key and that the pool filter turns the key away
- * (the key has no other value then).
+ * version that the line holds no other word of the key and that no pool entry has it (the pool
+ * filter turns the key away, or the slot's word lacks {@link CompactSlots#POOL_TWIN}:
+ * {@link CompactPoolTwins}); the key has no other value then.
  *
  * <p><b>A key with more values.</b> The order of slots is not the order of creation: a chain's newest
  * values sit in pool slots once its line is full, and a home slot freed and taken again holds a
@@ -155,9 +156,10 @@ final class CompactSnapshotWalk implements Snapshots.PairSource {
         int bucket = table.bucketOfHash(keyed);
         if (CompactLine.isHomeOf(bucket, slot)) {
             long head = table.laVersion(bucket);
-            boolean alone = !BucketLockWord.locked(head)
-                    && CompactLine.keyPositions(table.linePage(bucket), table.lineBase(bucket), key) == 1 << (slot & 7)
-                    && !CompactLine.poolMayHold(head, mix);
+            long[] line = table.linePage(bucket);
+            int base = table.lineBase(bucket);
+            boolean alone = !BucketLockWord.locked(head) && CompactLine.keyPositions(line, base, key) == 1 << (slot & 7)
+                    && (!CompactLine.poolMayHold(head, mix) || CompactPoolTwins.lineHoldsEveryEntryOf(line, base, key));
             long value = table.lpValue(slot);
             VarHandle.acquireFence(); // the value's and the line's loads before the second loads
             long again = lvMeta(page, index);

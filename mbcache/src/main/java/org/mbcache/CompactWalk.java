@@ -191,7 +191,7 @@ final class CompactWalk {
         if (BucketLockWord.locked(head)) {
             return RETRY;
         }
-        long handle = CompactLine.poolMayHold(head, mix)
+        long handle = chainMayHoldMore(table, bucket, head, mix, key, afterSlot)
                 ? walkChain(table, bucket, head, key, value, byPair, afterSlot, acquire)
                 : walkLine(table, bucket, head, key, value, byPair, afterSlot, acquire);
         if (handle == RETRY || handle == NO_ENTRY) {
@@ -209,6 +209,18 @@ final class CompactWalk {
         long acquired = CompactSlots.tryAcquireMatching(table, table.metaPage(slot), slot, key, value, byPair,
                 CompactSlots.generationOf(handle));
         return acquired != NO_ENTRY ? acquired : RETRY;
+    }
+
+    /**
+     * Whether {@link #tryFind} walks the merged chain rather than the line: the header's pool filter
+     * lets the key through, and the line (read plainly, validated by the caller) has no live word of
+     * the key without {@link CompactSlots#POOL_TWIN} ({@link CompactPoolTwins}), or the walk starts
+     * below a slot outside the line.
+     */
+    private static boolean chainMayHoldMore(CompactTable table, int bucket, long head, int mix, int key, int afterSlot) {
+        return CompactLine.poolMayHold(head, mix)
+                && (afterSlot != 0 && !CompactLine.isHomeOf(bucket, afterSlot)
+                        || !CompactPoolTwins.lineHoldsEveryEntryOf(table.linePage(bucket), table.lineBase(bucket), key));
     }
 
     /**
@@ -345,12 +357,15 @@ final class CompactWalk {
     /**
      * The first round after the line's: the directory entry of bucket {@code b}'s chain record
      * (loaded), where its line (read plainly, loaded a round before) says the chain has pool entries
-     * that a key of this {@link CompactTable#filterMix} may be among, as {@link #walkChain} would
-     * walk them; else 0.
+     * that {@code key}, of this {@link CompactTable#filterMix}, may be among, as {@link #walkChain}
+     * would walk them ({@link #chainMayHoldMore}); else 0.
      */
-    static int poolRecordEntry(CompactTable table, int b, int mix) {
-        long head = table.linePage(b)[table.lineBase(b)];
-        return CompactLine.overflowed(head) && CompactLine.poolMayHold(head, mix) ? table.records.lpEntry(b) : 0;
+    static int poolRecordEntry(CompactTable table, int b, int key, int mix) {
+        long[] page = table.linePage(b);
+        int base = table.lineBase(b);
+        long head = page[base];
+        return CompactLine.overflowed(head) && CompactLine.poolMayHold(head, mix)
+                && !CompactPoolTwins.lineHoldsEveryEntryOf(page, base, key) ? table.records.lpEntry(b) : 0;
     }
 
     /**

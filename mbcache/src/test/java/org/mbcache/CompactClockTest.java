@@ -36,7 +36,8 @@ class CompactClockTest {
             long[] page = table.metaPage(slot);
             int at = table.metaIndex(slot);
             table.ensureRoom(bucket, slot);
-            CompactSlots.makeLive(table, slot, key, key, true);
+            CompactSlots.makeLive(table, slot, key, key, true,
+                    CompactPoolTwins.twinOfNewEntry(table, bucket, slot, key, table.filterMix(key)));
             CompactSlots.soMeta(page, at, CompactSlots.lvMeta(page, at) + callers | (referenced ? CompactSlots.REFERENCED : 0));
             table.addNewest(bucket, slot, table.filterMix(key));
             return slot;

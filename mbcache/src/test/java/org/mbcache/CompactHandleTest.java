@@ -244,7 +244,7 @@ class CompactHandleTest {
     @Test
     void aColdPairHoldsItsMostCallersAndTheNextSwitchesItToHotMode() {
         int most = CompactSlots.MAX_COLD_CALLERS;
-        assertEquals(1_022, most);
+        assertEquals(510, most);
         try (CompactMbCache cache = cache(4, 1024)) {
             assertTrue(cache.create(KEY, VALUE, true));
             long handle = cache.getHandle(KEY, VALUE);

@@ -26,7 +26,8 @@ class CompactTableChainTest {
         table.lock(b);
         try {
             table.ensureRoom(b, slot);
-            CompactSlots.makeLive(table, slot, key, key, true);
+            CompactSlots.makeLive(table, slot, key, key, true,
+                    CompactPoolTwins.twinOfNewEntry(table, b, slot, key, table.filterMix(key)));
             table.addNewest(b, slot, table.filterMix(key));
         } finally {
             table.unlock(b);
@@ -261,7 +262,8 @@ class CompactTableChainTest {
         small.lock(borrower);
         try {
             small.ensureRoom(borrower, lent);
-            CompactSlots.makeLive(small, lent, 42, 42, true);
+            CompactSlots.makeLive(small, lent, 42, 42, true,
+                    CompactPoolTwins.twinOfNewEntry(small, borrower, lent, 42, small.filterMix(42)));
             small.addNewest(borrower, lent, small.filterMix(42));
             assertEquals(1, small.length(borrower));
             assertTrue(CompactLine.overflowed(small.laVersion(borrower)), "a lent slot is a pool entry of its borrower");
@@ -361,18 +363,18 @@ class CompactTableChainTest {
         while (CompactLine.poolFilterBit(table.filterMix(other)) == CompactLine.poolFilterBit(table.filterMix(pooled))) {
             other++;
         }
-        assertEquals(0, CompactWalk.poolRecordEntry(table, 2, table.filterMix(pooled)), "no pool entry yet");
+        assertEquals(0, CompactWalk.poolRecordEntry(table, 2, pooled, table.filterMix(pooled)), "no pool entry yet");
         int pool = addPool(2, pooled);
         long poolMeta = CompactSlots.lvMeta(table.metaPage(pool), table.metaIndex(pool));
-        int entry = CompactWalk.poolRecordEntry(table, 2, table.filterMix(pooled));
+        int entry = CompactWalk.poolRecordEntry(table, 2, pooled, table.filterMix(pooled));
         assertEquals(table.records.lpEntry(2), entry);
         int[] record = table.records.laPage(entry);
         int base = CompactChainRecords.baseOf(entry, record);
         assertEquals(1 + pool, CompactWalk.touchRecord(table, entry), "the pool count and the first reference");
         assertEquals(poolMeta, CompactWalk.touchPoolEntries(table, entry));
         assertEquals(1, record[base + CompactChainRecords.POOL_COUNT]);
-        assertEquals(0, CompactWalk.poolRecordEntry(table, 2, table.filterMix(other)), "the pool filter turns the key away");
-        assertEquals(0, CompactWalk.poolRecordEntry(table, 3, table.filterMix(pooled)), "another bucket has no pool entries");
+        assertEquals(0, CompactWalk.poolRecordEntry(table, 2, other, table.filterMix(other)), "the pool filter turns the key away");
+        assertEquals(0, CompactWalk.poolRecordEntry(table, 3, pooled, table.filterMix(pooled)), "another bucket has no pool entries");
         assertEquals(0, CompactWalk.touchRecord(table, 0), "entry 0 names no record");
         assertEquals(0, CompactWalk.touchPoolEntries(table, 0), "entry 0 names no record");
     }
