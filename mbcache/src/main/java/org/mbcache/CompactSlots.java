@@ -16,8 +16,9 @@ import org.mbcache.internal.Lifecycle;
  * bucket's line (a home slot) or the pool ({@link CompactTable}), the key in the upper 32 bits and the
  * state in the lower 32: the reference count in bits 0-8 (so at most 510 callers hold one pair
  * at once while it is cold: the next acquire switches it to hot mode, {@link #tryAcquireMatching}),
- * {@link #POOL_TWIN} (9, on home entries only: {@link CompactPoolTwins}), {@link #REFERENCED} (10), {@link #REUSABLE} (11), {@link #WAITERS} (12), {@link #FROZEN} (13),
- * {@link #HOT} (14) and the slot's generation in bits 15-31 (17 bits, advanced each time the slot
+ * {@link #POOL_TWIN} (9, on home entries only: {@link CompactPoolTwins}), {@link #REFERENCED} (10),
+ * {@link #REUSABLE} (11), {@link #WAITERS} (12), {@link #FROZEN} (13), {@link #HOT} (14) and the
+ * slot's generation in bits 15-31 (17 bits, advanced each time the slot
  * is freed, {@link CompactTable#free}). Count zero means free (or
  * claimed, or killed by close). A count above zero means "in its chain": the cache's reference plus
  * one per caller. Only a claim (count 1 to 0, under the bucket's bit, which then unhashes the slot)

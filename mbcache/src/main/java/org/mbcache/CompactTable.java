@@ -80,9 +80,9 @@ import org.mbcache.internal.HashedWaitQueues;
  * oldest first, is the two merged by that interleave. A lookup of a key the pool filter turns away,
  * or whose line holds a live word of the key without {@link CompactSlots#POOL_TWIN}
  * ({@link CompactPoolTwins}), decides from the line alone: every entry of that key is in the line,
- * in the order list's order. Otherwise it walks the merged chain. A create takes a free home slot of its bucket when there is
- * one (a slot not in the order list, free and not resting, {@link #freeHomeSlot}), else a pool
- * slot. A bucket's record is allocated when its chain overflows, replaced by a larger one as its
+ * in the order list's order. Otherwise it walks the merged chain. A create takes a free home slot
+ * of its bucket when there is one (a slot not in the order list, free and not resting,
+ * {@link #freeHomeSlot}), else a pool slot. A bucket's record is allocated when its chain overflows, replaced by a larger one as its
  * pool entries grow, and given back when its last pool entry leaves ({@link #removeAt}): a bucket
  * holds a record only while its chain is in the pool, so a cache that turns over at its bound,
  * where in time most chains pass through the pool, keeps records for the chains in it now, not
