@@ -32,8 +32,9 @@ import static org.mbcache.CompactSlots.lvMeta;
  *
  * <p><b>Readers.</b> An optimistic reader reads the line's words plainly between its acquire load
  * of the header and its validation, as it reads them for the key ({@link CompactLine#keyPositions}):
- * a word set under the bit is set before the unlock that moves the version, so a reader that read
- * the word before the CAS and the header after the unlock sees the version moved and retries. A
+ * the bit is set after the lock CAS that makes the version odd and before the unlock, so a reader
+ * that read a word before its mark either validated before that lock CAS (its answer is the one
+ * before the create) or sees the version moved and retries. A
  * live word of the key is in the chain's order list at a validated version: a home slot lent to
  * another bucket's chain holds a key of that bucket, never this one's, and a word leaves the chain
  * only by a claim (count to zero) under the bit.

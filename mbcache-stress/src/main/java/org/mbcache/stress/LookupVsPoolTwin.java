@@ -17,13 +17,13 @@ import org.openjdk.jcstress.infra.results.III_Result;
 /**
  * A lookup that decides from the compact layout's line alone vs a create that gives its key a pool
  * entry. One bucket: the pair P = ({@code KEY}, {@code VALUE}) and six fillers fill the line, a
- * seventh filler is in the pool. One actor creates Q = ({@code KEY}, {@code OTHER_VALUE}),
- * newer than P, in a pool slot: under the bucket's bit it marks P's word (a pool entry now has its
- * key) before it publishes Q. The other looks {@code KEY} up: where the header's pool filter lets the
+ * seventh filler is in the pool. One actor creates Q = ({@code KEY}, {@code OTHER_VALUE}), newer
+ * than P, in a pool slot: under the bucket's bit it marks P's word (a pool entry now has its key)
+ * before it publishes Q. The other looks {@code KEY} up: where the header's pool filter lets the
  * key through and the line holds a live word of it without the mark, the lookup answers from the
- * line; read before the mark and validated after the unlock, it must retry. It answers P (before
- * the create) or Q (after); afterwards every lookup answers Q, and P is still found by pair. Without
- * the mark, the lookups after the create answer P, the older pair.
+ * line; read before the mark and validated after the create took the bit, it must retry. It answers
+ * P (before the create) or Q (after); afterwards every lookup answers Q, and P is still found by
+ * pair. Without the mark, the lookups after the create answer P, the older pair.
  *
  * <p>Result: {@code r1} = the racing lookup found P (1) or Q (2), or nothing (0); {@code r2} =
  * {@code findFirst} after the race found P (1) or Q (2); {@code r3} = {@code get} of P after the
